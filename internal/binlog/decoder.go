@@ -1,0 +1,239 @@
+package binlog
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// Decoder turns raw transactions into Txns. It keeps go-mysql's parser,
+// whose table maps live only inside one statement, so one Decoder can decode
+// transactions of one stream in any order. Not safe for concurrent use.
+type Decoder struct {
+	parser *replication.BinlogParser
+	format *Format
+}
+
+// NewDecoder returns a Decoder. Values decode as the applier needs them:
+// DECIMAL as exact strings, temporal types as strings, TIMESTAMP in UTC
+// (the applier's sessions use time_zone '+00:00'), JSON as text.
+func NewDecoder() *Decoder {
+	p := replication.NewBinlogParser()
+	p.SetVerifyChecksum(false) // the Framer verified it, with the in-use fix
+	p.SetUseDecimal(false)
+	p.SetParseTime(false)
+	p.SetTimestampStringLocation(time.UTC)
+	p.SetRenderJSONAsMySQLText(true)
+	p.SetPayloadDecoderConcurrency(1)
+	return &Decoder{parser: p}
+}
+
+// Decode decodes every event of rt. Errors name the event's position.
+func (d *Decoder) Decode(rt *RawTxn) (*Txn, error) {
+	if len(rt.Events) == 0 {
+		return nil, fmt.Errorf("binlog: empty transaction")
+	}
+	if err := d.useFormat(rt.Format); err != nil {
+		return nil, posErr(rt.Events[0], err)
+	}
+	first, last := rt.Events[0], rt.Events[len(rt.Events)-1]
+	t := &Txn{
+		Start:    first.Pos,
+		End:      last.Pos.Offset + int64(len(last.Data)),
+		Bytes:    rt.Bytes(),
+		ServerID: first.ServerID(),
+	}
+	for _, ev := range rt.Events {
+		be, err := d.parse(ev)
+		if err != nil {
+			return nil, posErr(ev, err)
+		}
+		if err := d.apply(t, be); err != nil {
+			return nil, posErr(ev, err)
+		}
+	}
+	if t.Timestamp == 0 {
+		t.Timestamp = int64(last.Timestamp()) * 1e6
+	}
+	return t, nil
+}
+
+func (d *Decoder) useFormat(fm *Format) error {
+	if fm == nil {
+		return fmt.Errorf("%w: no format description before the transaction", ErrCorrupt)
+	}
+	if fm == d.format {
+		return nil
+	}
+	d.parser.SetFlavor(fm.Flavor.String())
+	if _, err := d.parse(fm.Event); err != nil {
+		return err
+	}
+	d.format = fm
+	return nil
+}
+
+// parse runs go-mysql's parser on one event, turning its panics on
+// malformed input into ErrCorrupt.
+func (d *Decoder) parse(ev Event) (be *replication.BinlogEvent, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: malformed event: %v", ErrCorrupt, r)
+		}
+	}()
+	be, err = d.parser.Parse(ev.Data)
+	if err != nil {
+		var ee *replication.EventError
+		if errors.As(err, &ee) {
+			// Its message dumps the whole event body; the position is enough.
+			return nil, fmt.Errorf("%w: %s", ErrCorrupt, ee.Err)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return be, nil
+}
+
+// apply folds one decoded event into t.
+func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
+	switch e := be.Event.(type) {
+	case *replication.GtidTaggedLogEvent:
+		d.mysqlGTID(t, &e.GTIDEvent, be.Header.EventType)
+	case *replication.GTIDEvent:
+		d.mysqlGTID(t, e, be.Header.EventType)
+	case *replication.MariadbGTIDEvent:
+		t.GTID = GTID{Flavor: FlavorMariaDB, Domain: e.GTID.DomainID, Server: be.Header.ServerID, Seq: e.GTID.SequenceNumber}
+		t.Clock.CommitID = e.CommitID
+		t.Clock.MariaFlags = e.Flags
+		if e.IsDDL() {
+			t.DDL = true
+		}
+	case *replication.QueryEvent:
+		d.query(t, e)
+	case *replication.RowsEvent:
+		return d.rows(t, e, be.Header.EventType)
+	case *replication.TransactionPayloadEvent:
+		for _, inner := range e.Events {
+			if err := d.apply(t, inner); err != nil {
+				return err
+			}
+		}
+	case *replication.XIDEvent, *replication.TableMapEvent, *replication.RowsQueryEvent,
+		*replication.MariadbAnnotateRowsEvent:
+	case *replication.IntVarEvent, *replication.BeginLoadQueryEvent, *replication.ExecuteLoadQueryEvent:
+		t.StatementDML = true
+	case *replication.GenericEvent:
+		switch be.Header.EventType {
+		case replication.RAND_EVENT, replication.USER_VAR_EVENT, replication.APPEND_BLOCK_EVENT,
+			replication.DELETE_FILE_EVENT:
+			t.StatementDML = true
+		default:
+			return fmt.Errorf("%w %d (%s) inside a transaction", ErrUnknownEvent, byte(be.Header.EventType), be.Header.EventType)
+		}
+	default:
+		return fmt.Errorf("%w: %s inside a transaction", ErrCorrupt, be.Header.EventType)
+	}
+	return nil
+}
+
+func (d *Decoder) mysqlGTID(t *Txn, e *replication.GTIDEvent, typ replication.EventType) {
+	if typ != replication.ANONYMOUS_GTID_EVENT && e.GNO > 0 {
+		t.GTID = GTID{Flavor: FlavorMySQL, Seq: uint64(e.GNO), Tag: e.Tag.String()}
+		copy(t.GTID.SID[:], e.SID)
+	}
+	if e.SequenceNumber > 0 {
+		t.Clock.Logical = true
+		t.Clock.LastCommitted = e.LastCommitted
+		t.Clock.SequenceNumber = e.SequenceNumber
+	}
+	if e.OriginalCommitTimestamp > 0 {
+		t.Timestamp = int64(e.OriginalCommitTimestamp)
+	}
+}
+
+func (d *Decoder) query(t *Txn, e *replication.QueryEvent) {
+	q := string(e.Query)
+	if t.ThreadID == 0 {
+		t.ThreadID = e.SlaveProxyID
+	}
+	switch {
+	case isKeyword(q, "BEGIN"), isKeyword(q, "COMMIT"),
+		isKeyword(q, "ROLLBACK") && !isRollbackToSavepoint(q):
+		return
+	}
+	kind := ClassifyStatement(q)
+	st := Statement{Schema: string(e.Schema), Query: q, DDL: kind == StmtDDL}
+	t.Statements = append(t.Statements, st)
+	switch kind {
+	case StmtDDL:
+		t.DDL = true
+	case StmtDML:
+		t.StatementDML = true
+	}
+}
+
+func (d *Decoder) rows(t *Txn, e *replication.RowsEvent, typ replication.EventType) error {
+	r := &Rows{Table: e.Table, Images: e.Rows, Flags: e.Flags, PartialJSON: typ == replication.PARTIAL_UPDATE_ROWS_EVENT}
+	full := func(bm []byte) []byte {
+		n := int(e.ColumnCount)
+		for i := 0; i < n; i++ {
+			if bm[i>>3]&(1<<(uint(i)&7)) == 0 {
+				return bm
+			}
+		}
+		return nil
+	}
+	kind := e.Type()
+	if typ == replication.PARTIAL_UPDATE_ROWS_EVENT {
+		kind = replication.EnumRowsEventTypeUpdate
+	}
+	switch kind {
+	case replication.EnumRowsEventTypeInsert:
+		r.Op, r.After = Insert, full(e.ColumnBitmap1)
+	case replication.EnumRowsEventTypeDelete:
+		r.Op, r.Before = Delete, full(e.ColumnBitmap1)
+	case replication.EnumRowsEventTypeUpdate:
+		r.Op, r.Before, r.After = Update, full(e.ColumnBitmap1), full(e.ColumnBitmap2)
+		if len(e.Rows)%2 != 0 {
+			return fmt.Errorf("%w: update rows event with an odd number of images", ErrCorrupt)
+		}
+	default:
+		return fmt.Errorf("%w: rows event of unknown kind", ErrCorrupt)
+	}
+	if e.Table == nil {
+		return fmt.Errorf("%w: rows event for table id %d without a table map", ErrCorrupt, e.TableID)
+	}
+	t.Rows = append(t.Rows, r)
+	return nil
+}
+
+// StmtKind classifies a statement found in a query event.
+type StmtKind uint8
+
+// Statement kinds.
+const (
+	StmtDML       StmtKind = iota + 1 // changes rows: INSERT, UPDATE, DELETE, LOAD, CALL, ...
+	StmtDDL                           // changes definitions or privileges
+	StmtSavepoint                     // SAVEPOINT, ROLLBACK TO, RELEASE SAVEPOINT
+	StmtOther                         // session or no-op statements (SET, DO, ...)
+)
+
+// ClassifyStatement tells what a statement logged in a query event does,
+// from its first keyword.
+func ClassifyStatement(q string) StmtKind {
+	w := strings.ToUpper(firstWord(q))
+	switch w {
+	case "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "GRANT", "REVOKE",
+		"ANALYZE", "OPTIMIZE", "REPAIR", "INSTALL", "UNINSTALL", "FLUSH", "CHECK":
+		return StmtDDL
+	case "SAVEPOINT", "RELEASE":
+		return StmtSavepoint
+	case "ROLLBACK":
+		return StmtSavepoint // ROLLBACK TO; a plain ROLLBACK ends the transaction before this
+	case "SET", "DO", "SELECT", "USE":
+		return StmtOther
+	}
+	return StmtDML
+}

@@ -1,0 +1,391 @@
+package binlog
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// RawTxn is one source transaction as raw events, not yet decoded.
+type RawTxn struct {
+	Events []Event
+	// Format is the format description in effect for these events.
+	Format *Format
+}
+
+// Bytes is the total size of the transaction's events.
+func (t *RawTxn) Bytes() int {
+	n := 0
+	for _, e := range t.Events {
+		n += len(e.Data)
+	}
+	return n
+}
+
+// framing says how the transaction being collected will end.
+type framing uint8
+
+const (
+	idle      framing = iota
+	afterGTID         // a GTID event opened it: BEGIN, one statement or a payload follows
+	explicit          // BEGIN seen: ends at XID, COMMIT or ROLLBACK
+	implicit          // no GTID, no BEGIN (binlogs from before 5.6): ends with its statement
+	// afterStatement: an implicit transaction's statement was seen. MySQL
+	// 5.0 and 5.1 logged an autocommit InnoDB statement as the query and
+	// then an XID, without BEGIN, so the transaction ends at the next
+	// event, which it includes if that is the XID.
+	afterStatement
+)
+
+// Framer groups raw events into transactions. Feed it every event of a
+// stream in order; it returns a RawTxn each time one is complete. It also
+// follows format description events (see Format). A Framer is not safe for
+// concurrent use.
+type Framer struct {
+	format *Format
+	state  framing
+	cur    []Event
+	ready  []*RawTxn
+}
+
+// NewFramer returns a Framer that has seen no format description yet.
+func NewFramer() *Framer { return &Framer{} }
+
+// Format is the format description in effect, nil before the first one.
+func (f *Framer) Format() *Format { return f.format }
+
+// SetFormat installs a format description read elsewhere (the relay log
+// stores it once per segment).
+func (f *Framer) SetFormat(fm *Format) { f.format = fm }
+
+// Pending reports whether events of an unfinished transaction are held.
+func (f *Framer) Pending() bool { return f.state != idle && f.state != afterStatement }
+
+// PendingStart is where the unfinished transaction began.
+func (f *Framer) PendingStart() Pos {
+	if len(f.cur) == 0 {
+		return Pos{}
+	}
+	return f.cur[0].Pos
+}
+
+// Reset drops a partial transaction, as after a reconnect that will resend it.
+func (f *Framer) Reset() {
+	f.state = idle
+	f.cur = nil
+}
+
+// Next returns the next complete transaction, if one is ready. Call it
+// until it returns nil after each Push and after End.
+func (f *Framer) Next() *RawTxn {
+	if len(f.ready) == 0 {
+		return nil
+	}
+	t := f.ready[0]
+	f.ready[0] = nil
+	f.ready = f.ready[1:]
+	return t
+}
+
+// End is called when the stream ends: it completes a transaction still
+// waiting for a possible XID, and reports ErrTruncated if the stream stopped
+// inside a transaction.
+func (f *Framer) End() error {
+	if f.state == afterStatement {
+		f.finish(Event{})
+	}
+	if f.state != idle {
+		return &PosError{Pos: f.PendingStart(), Err: fmt.Errorf("%w: the stream ends inside the transaction that starts here", ErrTruncated)}
+	}
+	return nil
+}
+
+// Push takes the next event; transactions it completes become available
+// from Next. It returns an error naming ev's position when ev is corrupt or
+// cannot appear where it does. The event's Data must not be modified
+// afterwards.
+func (f *Framer) Push(ev Event) error {
+	if err := ev.checkHeader(); err != nil {
+		return posErr(ev, err)
+	}
+	if f.state == afterStatement {
+		if ev.Type() == replication.XID_EVENT {
+			if f.format.Checksum {
+				if err := ev.verifyCRC(); err != nil {
+					return posErr(ev, err)
+				}
+			}
+			f.finish(ev)
+			return nil
+		}
+		f.finish(Event{})
+	}
+	return f.push(ev)
+}
+
+func (f *Framer) push(ev Event) error {
+	t := ev.Type()
+	if t == replication.FORMAT_DESCRIPTION_EVENT {
+		return f.pushFormat(ev)
+	}
+	if f.format == nil {
+		return posErr(ev, fmt.Errorf("%w: event before any format description event", ErrCorrupt))
+	}
+	if f.format.Checksum {
+		if err := ev.verifyCRC(); err != nil {
+			return posErr(ev, err)
+		}
+	}
+	switch t {
+	case replication.ROTATE_EVENT, replication.STOP_EVENT, replication.PREVIOUS_GTIDS_EVENT,
+		replication.MARIADB_GTID_LIST_EVENT, replication.MARIADB_BINLOG_CHECKPOINT_EVENT:
+		if f.state != idle {
+			return posErr(ev, fmt.Errorf("%w: %s inside the transaction that started at %s", ErrCorrupt, t, f.PendingStart()))
+		}
+		return nil
+	case replication.HEARTBEAT_EVENT, replication.HEARTBEAT_LOG_EVENT_V2, replication.IGNORABLE_EVENT:
+		return nil
+	case replication.INCIDENT_EVENT:
+		return posErr(ev, fmt.Errorf("%w: incident event: the source lost events here (a replica must not continue past it)", ErrUnsupported))
+	case replication.MARIADB_START_ENCRYPTION_EVENT:
+		return posErr(ev, fmt.Errorf("%w: encrypted binlog", ErrUnsupported))
+	case replication.XA_PREPARE_LOG_EVENT:
+		return posErr(ev, fmt.Errorf("%w: XA transaction", ErrUnsupported))
+	case replication.GTID_EVENT, replication.ANONYMOUS_GTID_EVENT, replication.GTID_TAGGED_LOG_EVENT:
+		return f.open(ev, afterGTID)
+	case replication.MARIADB_GTID_EVENT:
+		if len(ev.Data) > HeaderSize+12 && ev.Data[HeaderSize+12]&(mariaFlPreparedXA|mariaFlCompletedXA) != 0 {
+			return posErr(ev, fmt.Errorf("%w: XA transaction", ErrUnsupported))
+		}
+		return f.open(ev, afterGTID)
+	case replication.QUERY_EVENT, replication.MARIADB_QUERY_COMPRESSED_EVENT, replication.EXECUTE_LOAD_QUERY_EVENT:
+		return f.pushQuery(ev)
+	case replication.XID_EVENT:
+		if f.state == idle {
+			return posErr(ev, fmt.Errorf("%w: commit (XID) outside a transaction", ErrCorrupt))
+		}
+		f.finish(ev)
+		return nil
+	case replication.TRANSACTION_PAYLOAD_EVENT:
+		// A MySQL 8 compressed transaction: the payload holds BEGIN, the
+		// rows and the commit, so it completes the transaction.
+		if f.state != afterGTID {
+			return posErr(ev, fmt.Errorf("%w: transaction payload without a GTID event before it", ErrCorrupt))
+		}
+		f.finish(ev)
+		return nil
+	case replication.TABLE_MAP_EVENT, replication.ROWS_QUERY_EVENT, replication.MARIADB_ANNOTATE_ROWS_EVENT,
+		replication.INTVAR_EVENT, replication.RAND_EVENT, replication.USER_VAR_EVENT,
+		replication.BEGIN_LOAD_QUERY_EVENT,
+		replication.APPEND_BLOCK_EVENT, replication.DELETE_FILE_EVENT:
+		return f.add(ev)
+	}
+	if isRowsEvent(t) {
+		if err := f.add(ev); err != nil {
+			return err
+		}
+		// Before 5.6 there was no GTID, and very old servers logged rows of
+		// non-transactional tables without BEGIN: the statement end flag is
+		// the only boundary then.
+		if f.state == implicit && len(ev.Data) > HeaderSize+8 && rowsFlags(ev)&RowsFlagStmtEnd != 0 {
+			f.finish(Event{})
+			return nil
+		}
+		return nil
+	}
+	if ev.Flags()&replication.LOG_EVENT_IGNORABLE_F != 0 {
+		return nil
+	}
+	return posErr(ev, fmt.Errorf("%w %d (%s)", ErrUnknownEvent, byte(t), t))
+}
+
+// MariaDB GTID flags for XA, not named by go-mysql.
+const (
+	mariaFlPreparedXA  = 64
+	mariaFlCompletedXA = 128
+)
+
+func (f *Framer) pushFormat(ev Event) error {
+	if f.state != idle {
+		return posErr(ev, fmt.Errorf("%w: format description inside the transaction that started at %s", ErrCorrupt, f.PendingStart()))
+	}
+	fm, err := ParseFormat(ev)
+	if err != nil {
+		return posErr(ev, err)
+	}
+	f.format = fm
+	return nil
+}
+
+func (f *Framer) open(ev Event, how framing) error {
+	if f.state != idle {
+		return posErr(ev, fmt.Errorf("%w: a new transaction starts before the one at %s committed", ErrCorrupt, f.PendingStart()))
+	}
+	f.state = how
+	f.cur = append(f.cur[:0:0], ev)
+	return nil
+}
+
+func (f *Framer) add(ev Event) error {
+	if f.state == idle {
+		f.state = implicit
+	}
+	f.cur = append(f.cur, ev)
+	return nil
+}
+
+func (f *Framer) pushQuery(ev Event) error {
+	q := "LOAD DATA" // EXECUTE_LOAD_QUERY: a LOAD DATA statement
+	if ev.Type() != replication.EXECUTE_LOAD_QUERY_EVENT {
+		var err error
+		if q, err = queryText(ev, f.format); err != nil {
+			return posErr(ev, err)
+		}
+	}
+	switch {
+	case isKeyword(q, "BEGIN"):
+		switch f.state {
+		case idle:
+			f.state = explicit
+			f.cur = append(f.cur[:0:0], ev)
+		case afterGTID, implicit:
+			f.state = explicit
+			f.cur = append(f.cur, ev)
+		default:
+			return posErr(ev, fmt.Errorf("%w: BEGIN inside the transaction that started at %s", ErrCorrupt, f.PendingStart()))
+		}
+		return nil
+	case isKeyword(q, "XA"):
+		return posErr(ev, fmt.Errorf("%w: XA transaction", ErrUnsupported))
+	case isKeyword(q, "COMMIT"), isKeyword(q, "ROLLBACK") && !isRollbackToSavepoint(q):
+		if f.state == idle {
+			return posErr(ev, fmt.Errorf("%w: %s outside a transaction", ErrCorrupt, firstWord(q)))
+		}
+		f.finish(ev)
+		return nil
+	}
+	if f.state == explicit {
+		f.cur = append(f.cur, ev)
+		return nil
+	}
+	// A statement on its own (DDL, or DML of a non-transactional engine in
+	// statement format) is a whole transaction.
+	if f.state == idle {
+		f.cur = f.cur[:0:0]
+	}
+	f.cur = append(f.cur, ev)
+	if f.state == implicit || f.state == idle {
+		f.state = afterStatement
+		return nil
+	}
+	f.finish(Event{})
+	return nil
+}
+
+// finish closes the current transaction with last (if it has data) and
+// queues it for Next.
+func (f *Framer) finish(last Event) {
+	if last.Data != nil {
+		f.cur = append(f.cur, last)
+	}
+	f.ready = append(f.ready, &RawTxn{Events: f.cur, Format: f.format})
+	f.cur = nil
+	f.state = idle
+}
+
+func isRowsEvent(t replication.EventType) bool {
+	switch t {
+	case replication.WRITE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv0,
+		replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
+		replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2,
+		replication.PARTIAL_UPDATE_ROWS_EVENT,
+		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1, replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1,
+		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
+		return true
+	}
+	return false
+}
+
+// rowsFlags reads the flags of a rows event; the table id before them is 6
+// bytes in every v4 binlog this package accepts.
+func rowsFlags(ev Event) uint16 {
+	b := ev.Data[HeaderSize+6:]
+	return uint16(b[0]) | uint16(b[1])<<8
+}
+
+// queryText extracts the statement text of a query event without the
+// checksum trailer.
+func queryText(ev Event, fm *Format) (string, error) {
+	body := ev.Data[HeaderSize:]
+	if fm.Checksum {
+		body = body[:len(body)-4]
+	}
+	q := &replication.QueryEvent{}
+	if err := safeDecode(q, body); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if ev.Type() == replication.MARIADB_QUERY_COMPRESSED_EVENT {
+		text, err := mysql.DecompressMariadbData(q.Query)
+		if err != nil {
+			return "", fmt.Errorf("%w: compressed query: %v", ErrCorrupt, err)
+		}
+		return string(text), nil
+	}
+	return string(q.Query), nil
+}
+
+// isKeyword reports whether q starts with keyword w (case-insensitive),
+// followed by the end, a space or a semicolon.
+func isKeyword(q, w string) bool {
+	q = trimLeadingComments(q)
+	if len(q) < len(w) || !bytes.EqualFold([]byte(q[:len(w)]), []byte(w)) {
+		return false
+	}
+	if len(q) == len(w) {
+		return true
+	}
+	switch q[len(w)] {
+	case ' ', '\t', '\n', '\r', ';', '/':
+		return true
+	}
+	return false
+}
+
+func isRollbackToSavepoint(q string) bool {
+	q = trimLeadingComments(q)
+	rest := trimLeadingComments(q[len("ROLLBACK"):])
+	return isKeyword(rest, "TO")
+}
+
+func firstWord(q string) string {
+	q = trimLeadingComments(q)
+	for i, c := range q {
+		if c == ' ' || c == '\t' || c == '\n' || c == ';' {
+			return q[:i]
+		}
+	}
+	return q
+}
+
+// trimLeadingComments drops white space and /* ... */ comments before the
+// first keyword (servers prefix some statements with such comments).
+func trimLeadingComments(q string) string {
+	for {
+		i := 0
+		for i < len(q) && (q[i] == ' ' || q[i] == '\t' || q[i] == '\n' || q[i] == '\r') {
+			i++
+		}
+		q = q[i:]
+		if len(q) >= 2 && q[0] == '/' && q[1] == '*' && !(len(q) > 2 && q[2] == '!') {
+			end := bytes.Index([]byte(q[2:]), []byte("*/"))
+			if end < 0 {
+				return q
+			}
+			q = q[end+4:]
+			continue
+		}
+		return q
+	}
+}

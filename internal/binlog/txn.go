@@ -1,0 +1,199 @@
+package binlog
+
+import (
+	"fmt"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// Pos is where an event starts: a binlog (or relay log) file name and a byte
+// offset in it. For a replication stream, File is the source's binlog file
+// and Offset the event's position in it.
+type Pos struct {
+	File   string
+	Offset int64
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%s:%d", p.File, p.Offset) }
+
+// Clock is the source's own record of which transactions may run in parallel.
+type Clock struct {
+	// Logical is true when the transaction carried a MySQL logical timestamp.
+	Logical bool
+	// LastCommitted and SequenceNumber are MySQL's logical clock, numbered
+	// from 1 in each binlog file; LastCommitted 0 means "unknown parent".
+	LastCommitted, SequenceNumber int64
+	// CommitID is MariaDB's group commit id; 0 when the transaction was not
+	// part of a group commit.
+	CommitID uint64
+	// MariaFlags are the MariaDB GTID event flags (standalone, transactional,
+	// allow-parallel, waited, ddl).
+	MariaFlags uint8
+}
+
+// Waited reports whether MariaDB recorded a row lock wait for this
+// transaction on the source (its optimistic mode serializes those).
+func (c Clock) Waited() bool { return c.MariaFlags&replication.BINLOG_MARIADB_FL_WAITED != 0 }
+
+// Op is the kind of a row change.
+type Op uint8
+
+// Row change kinds.
+const (
+	Insert Op = iota + 1
+	Update
+	Delete
+)
+
+func (o Op) String() string {
+	switch o {
+	case Insert:
+		return "insert"
+	case Update:
+		return "update"
+	case Delete:
+		return "delete"
+	}
+	return "unknown"
+}
+
+// Rows is one rows event: changes of one kind to one table.
+type Rows struct {
+	Op Op
+	// Table is the table map the event refers to: schema, name, column
+	// types and, with binlog_row_metadata=FULL, column names and the
+	// primary key. Shared by every Rows of the transaction on that table.
+	Table *replication.TableMapEvent
+	// Images holds one row image per change for inserts (after image) and
+	// deletes (before image), and two per change for updates: before at
+	// 2i, after at 2i+1. A value is nil for SQL NULL and for a column the
+	// image does not carry (see Present).
+	Images [][]any
+	// Before and After are the column bitmaps of the before and after
+	// images (binlog_row_image=MINIMAL or NOBLOB leave columns out). Bit i
+	// set means column i is present. Inserts have only After, deletes only
+	// Before.
+	Before, After []byte
+	// Flags are the rows event flags (end of statement, no foreign key
+	// checks, relaxed unique checks, complete rows).
+	Flags uint16
+	// PartialJSON is true for a MySQL PARTIAL_UPDATE_ROWS_EVENT whose after
+	// images may hold JSON diffs instead of whole values.
+	PartialJSON bool
+}
+
+// Rows event flags (MySQL/MariaDB Rows_log_event::enum_flag).
+const (
+	RowsFlagStmtEnd            = 0x0001
+	RowsFlagNoForeignKeyCheck  = 0x0002
+	RowsFlagRelaxedUniqueCheck = 0x0004
+)
+
+// Changes is the number of row changes in the event.
+func (r *Rows) Changes() int {
+	if r.Op == Update {
+		return len(r.Images) / 2
+	}
+	return len(r.Images)
+}
+
+// Present reports whether column col is carried by the before (after=false)
+// or after (after=true) image.
+func (r *Rows) Present(col int, after bool) bool {
+	bm := r.Before
+	if after {
+		bm = r.After
+	}
+	if bm == nil {
+		return true
+	}
+	return col>>3 < len(bm) && bm[col>>3]&(1<<(uint(col)&7)) != 0
+}
+
+// Schema and Name of the table the rows belong to.
+func (r *Rows) Schema() string { return string(r.Table.Schema) }
+
+// Name of the table the rows belong to.
+func (r *Rows) Name() string { return string(r.Table.Table) }
+
+// Statement is a query event inside a transaction other than BEGIN/COMMIT:
+// DDL, or DML logged in statement format.
+type Statement struct {
+	Schema string // the session's current database on the source
+	Query  string
+	DDL    bool
+}
+
+// Txn is one source transaction, decoded.
+type Txn struct {
+	// Seq numbers transactions from 1 in the order they were read; the
+	// dependency tracker and scheduler name transactions by it.
+	Seq uint64
+	// GTID is the source's id for the transaction (zero if it had none).
+	GTID GTID
+	// Start is where the transaction's first event is; End is the offset
+	// just past its last event, in the same file.
+	Start Pos
+	End   int64
+	// Bytes is the size of the transaction's events as read.
+	Bytes int
+	// Timestamp is the source commit time in microseconds since the epoch:
+	// MySQL's original_commit_timestamp when present, else the header
+	// timestamp (seconds) of the last event.
+	Timestamp int64
+	// ThreadID is the source session that ran the transaction (the
+	// pseudo-thread id of its query events); 0 if unknown.
+	ThreadID uint32
+	// ServerID is the server_id in the events' headers.
+	ServerID uint32
+	Clock    Clock
+	// Rows are the row changes in binlog order.
+	Rows []*Rows
+	// Statements are the query events other than BEGIN/COMMIT/ROLLBACK.
+	Statements []Statement
+	// DDL is set when a statement is DDL (or the MariaDB DDL flag is set).
+	DDL bool
+	// StatementDML is set when the transaction changes data by a statement
+	// rather than by row events (binlog_format=STATEMENT or MIXED), or by
+	// LOAD DATA; its rows are unknown.
+	StatementDML bool
+}
+
+// RowCount is the number of row changes in the transaction.
+func (t *Txn) RowCount() int {
+	n := 0
+	for _, r := range t.Rows {
+		n += r.Changes()
+	}
+	return n
+}
+
+// ID names the transaction for humans: its GTID, or its position when it
+// has none.
+func (t *Txn) ID() string {
+	if !t.GTID.IsZero() {
+		return t.GTID.String()
+	}
+	return t.Start.String()
+}
+
+// Schemas returns the databases the transaction touches, deduplicated, in
+// order of first appearance. A statement contributes its current database.
+func (t *Txn) Schemas() []string {
+	var out []string
+	add := func(s string) {
+		for _, x := range out {
+			if x == s {
+				return
+			}
+		}
+		out = append(out, s)
+	}
+	for _, r := range t.Rows {
+		add(r.Schema())
+	}
+	for _, s := range t.Statements {
+		add(s.Schema)
+	}
+	return out
+}
