@@ -1,0 +1,151 @@
+package analyze
+
+import (
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/schema"
+)
+
+// Options configure an analysis.
+type Options struct {
+	// Files are binlog files, read in order as one stream.
+	Files []string
+	// Catalog describes the tables as they were at the start of the first
+	// file; nil means none are known until CREATE TABLE appears in the
+	// stream. It is modified as DDL in the stream is followed.
+	Catalog *schema.Catalog
+	// HistorySize bounds the writeset history (0: deptrack default).
+	HistorySize int
+	// Workers are the worker counts to simulate (default 1,2,4,8,16,32).
+	Workers []int
+	// Model prices transactions for the simulation.
+	Model CostModel
+	// TopN is how many hot keys and tables to report (default 10).
+	TopN int
+	// Progress, if set, is called now and then with bytes read and total.
+	Progress func(done, total int64)
+}
+
+// DefaultWorkers are the worker counts simulated by default.
+var DefaultWorkers = []int{1, 2, 4, 8, 16, 32}
+
+// modeState is one mode's tracker and measurements.
+type modeState struct {
+	tracker *deptrack.Tracker
+	chains  *chains
+	sims    []*simulator
+	hist    []int64 // transactions by number already in flight at their start (widest simulation)
+}
+
+// Run analyzes opts.Files. On bad input it returns the report of what was
+// read before the damage together with the error (a *binlog.PosError).
+func Run(opts Options) (*Report, error) {
+	if len(opts.Workers) == 0 {
+		opts.Workers = DefaultWorkers
+	}
+	if !slices.Contains(opts.Workers, 1) {
+		// Speedups are relative to one worker.
+		opts.Workers = append([]int{1}, opts.Workers...)
+	}
+	if opts.Model == (CostModel{}) {
+		opts.Model = DefaultCostModel
+	}
+	if opts.TopN == 0 {
+		opts.TopN = 10
+	}
+	if opts.Catalog == nil {
+		opts.Catalog = schema.NewCatalog()
+	}
+	began := time.Now()
+	files := binlog.NewFileReader(opts.Files...)
+	defer files.Close()
+	total := files.TotalBytes()
+	reader := binlog.NewReader(files)
+	x := deptrack.NewExtractor(opts.Catalog)
+	x.Explain = true
+	modes := make([]*modeState, len(deptrack.Modes))
+	widest := 0
+	for i, w := range opts.Workers {
+		if w > opts.Workers[widest] {
+			widest = i
+		}
+	}
+	for i, m := range deptrack.Modes {
+		st := &modeState{tracker: deptrack.NewTracker(m, opts.HistorySize), chains: newChains()}
+		for _, w := range opts.Workers {
+			st.sims = append(st.sims, newSimulator(w, opts.Model))
+		}
+		st.hist = make([]int64, opts.Workers[widest]+1)
+		modes[i] = st
+	}
+	acc := newAccumulator(opts.TopN)
+	var ws deptrack.Writeset
+	var runErr error
+	for n := 0; ; n++ {
+		if opts.Progress != nil && n%1024 == 0 {
+			opts.Progress(files.BytesRead(), total)
+		}
+		txn, err := reader.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+		x.Extract(txn, &ws)
+		acc.txn(txn, &ws)
+		rows := txn.RowCount()
+		for i, st := range modes {
+			d := st.tracker.Add(txn, &ws)
+			st.chains.add(txn.Seq, d.Wait, d.On)
+			for j, sim := range st.sims {
+				if j == widest {
+					start := max(sim.prefixAt(d.Wait), sim.lastDsp, sim.free[0])
+					st.hist[sim.busy(start)]++
+				}
+				sim.add(txn.Seq, d.Wait, d.On, rows)
+			}
+			if deptrack.Modes[i] == deptrack.WritesetMode {
+				acc.conflicts(&ws, d.Conflicts)
+			}
+		}
+		if txn.DDL {
+			acc.ddl(opts.Catalog, txn)
+			x.Invalidate()
+		}
+	}
+	if opts.Progress != nil {
+		opts.Progress(files.BytesRead(), total)
+	}
+	r := acc.report(opts, modes)
+	r.Bytes = files.BytesRead()
+	if f := reader.Format(); f != nil {
+		r.Flavor, r.ServerVersion = f.Flavor.String(), f.ServerVersion
+	}
+	r.Seconds = time.Since(began).Seconds()
+	if runErr != nil {
+		r.Error = runErr.Error()
+	}
+	r.Recommendation = recommend(r, opts.Workers)
+	return r, runErr
+}
+
+// speedups turns simulated makespans into speedups over one worker.
+func speedups(st *modeState, workers []int) map[string]float64 {
+	base := st.sims[slices.Index(workers, 1)].makespan()
+	out := map[string]float64{}
+	for i, w := range workers {
+		if m := st.sims[i].makespan(); m > 0 {
+			out[strconv.Itoa(w)] = round2(base / m)
+		}
+	}
+	return out
+}
+
+func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }

@@ -1,0 +1,88 @@
+package analyze
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// recommend words what the numbers suggest: which mode, how many workers,
+// and what serializes the stream.
+func recommend(r *Report, workers []int) string {
+	if r.Transactions == 0 {
+		return "No transactions were read."
+	}
+	var out []string
+	widest := 0
+	for _, w := range workers {
+		widest = max(widest, w)
+	}
+	wkey := strconv.Itoa(widest)
+	best, bestName := 0.0, ""
+	for _, m := range []string{"writeset", "writeset-session", "commit-order", "database"} {
+		if s := r.Modes[m].Speedup[wkey]; s > best+0.05 {
+			best, bestName = s, m
+		}
+	}
+	co, wsr := r.Modes["commit-order"], r.Modes["writeset"]
+	switch {
+	case bestName == "" || best < 1.2:
+		out = append(out, fmt.Sprintf("This stream is essentially serial under every mode (best simulated speedup %.2fx with %d workers); more workers will not help.", best, widest))
+	default:
+		out = append(out, fmt.Sprintf("Use --dependency %s: it allows an average parallelism of %.1f and a simulated speedup of %.1fx with %d workers.",
+			bestName, r.Modes[bestName].AvgParallelism, best, widest))
+		if n := enough(r.Modes[bestName], workers, best); n > 0 && n < widest {
+			out = append(out, fmt.Sprintf("%d workers already reach 90%% of that.", n))
+		}
+	}
+	if wsr.AvgParallelism >= 1.5*co.AvgParallelism && co.AvgParallelism > 0 {
+		out = append(out, fmt.Sprintf("The source's own clock (commit-order) allows only %.1f; row writesets allow %.1f. A MySQL source with binlog_transaction_dependency_tracking=WRITESET would record the same for native replicas; a MariaDB source records only group commits (raise binlog_commit_wait_count/usec, or use paraply).",
+			co.AvgParallelism, wsr.AvgParallelism))
+	}
+	if ses := r.Modes["writeset-session"]; ses.AvgParallelism*2 < wsr.AvgParallelism {
+		out = append(out, fmt.Sprintf("Few source sessions did most of the work: writeset-session (%.1f) is far below writeset (%.1f); keep writeset with --preserve-commit-order instead.", ses.AvgParallelism, wsr.AvgParallelism))
+	}
+	b := wsr.Barriers
+	var barriers []string
+	for _, c := range []string{"ddl", "statement", "unknown_table", "schema_mismatch", "missing_key_column", "partial_json"} {
+		if b[c] > 0 {
+			barriers = append(barriers, fmt.Sprintf("%d %s", b[c], strings.ReplaceAll(c, "_", " ")))
+		}
+	}
+	if len(barriers) > 0 {
+		out = append(out, "Barriers that wait for everything: "+strings.Join(barriers, ", ")+".")
+	}
+	if len(r.TablesWithoutSchema) > 0 {
+		out = append(out, fmt.Sprintf("No keys known for %s: give --schema or --schema-file so their rows can run in parallel.", list(r.TablesWithoutSchema)))
+	}
+	if len(r.KeylessTables) > 0 {
+		out = append(out, fmt.Sprintf("Tables without a primary or unique key serialize their writers: %s. Add a primary key.", list(r.KeylessTables)))
+	}
+	if len(r.HotKeys) > 0 && r.HotKeys[0].Conflicts*20 >= r.Transactions {
+		h := r.HotKeys[0]
+		out = append(out, fmt.Sprintf("Hot row %s made %.0f%% of transactions wait: no dependency mode can run its writers in parallel.",
+			h.Name, 100*float64(h.Conflicts)/float64(r.Transactions)))
+	}
+	if b["history_forgotten"] > r.Transactions/10 {
+		out = append(out, "The writeset history was too small for this stream; raise --history-size.")
+	}
+	return strings.Join(out, " ")
+}
+
+// enough is the smallest worker count reaching 90% of the best speedup.
+func enough(m *ModeReport, workers []int, best float64) int {
+	n := 0
+	for _, w := range workers {
+		if m.Speedup[strconv.Itoa(w)] >= 0.9*best && (n == 0 || w < n) {
+			n = w
+		}
+	}
+	return n
+}
+
+func list(s []string) string {
+	if len(s) > 5 {
+		return strings.Join(s[:5], ", ") + fmt.Sprintf(" and %d more", len(s)-5)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,213 @@
+package analyze
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/schema"
+)
+
+// Report is the result of an analysis; its JSON form is the --json output.
+type Report struct {
+	Files         []string `json:"files"`
+	Bytes         int64    `json:"bytes"`
+	Transactions  int64    `json:"transactions"`
+	Rows          int64    `json:"rows"`
+	Flavor        string   `json:"flavor"`
+	ServerVersion string   `json:"server_version"`
+	// Modes is keyed by mode name (serial, database, commit-order,
+	// writeset, writeset-session).
+	Modes map[string]*ModeReport `json:"modes"`
+	// HotKeys are the row keys whose earlier writer most often made a
+	// transaction wait (writeset mode).
+	HotKeys []Hot `json:"hot_keys"`
+	// HotTables are the tables of those keys.
+	HotTables []Hot `json:"hot_tables"`
+	// TablesWithoutSchema were written but their keys were unknown: each
+	// such transaction was a barrier in the writeset modes.
+	TablesWithoutSchema []string `json:"tables_without_schema"`
+	// KeylessTables have no primary or unique key: their writers run one
+	// at a time.
+	KeylessTables []string `json:"keyless_tables"`
+	// DDLWarnings are DDL statements of the stream that could not be
+	// followed (their tables became unknown).
+	DDLWarnings    []string  `json:"ddl_warnings,omitempty"`
+	Recommendation string    `json:"recommendation"`
+	CostModel      CostModel `json:"cost_model"`
+	HistorySize    int       `json:"history_size"`
+	Seconds        float64   `json:"seconds"`
+	// Error is set when reading stopped at damaged input; the rest of the
+	// report covers what was read before it.
+	Error string `json:"error,omitempty"`
+}
+
+// ModeReport is one dependency mode's result.
+type ModeReport struct {
+	// CriticalPath is the longest chain of transactions each waiting for
+	// the previous one, in transactions.
+	CriticalPath int64 `json:"critical_path"`
+	// AvgParallelism is transactions / critical path.
+	AvgParallelism float64 `json:"avg_parallelism"`
+	// Speedup is the simulated apply speedup over one worker, by worker
+	// count.
+	Speedup map[string]float64 `json:"speedup"`
+	// Barriers counts transactions by what serialized them (every cause;
+	// keyless_table, fk_cascade, history_forgotten and unknown_clock are
+	// partial serializations, the others full barriers).
+	Barriers map[string]int64 `json:"barriers"`
+	// Histogram counts transactions by how many others were in flight when
+	// they started, on the widest simulated worker count.
+	Histogram map[string]int64 `json:"parallelism_histogram"`
+	// HistoryForgotten is how many keys the bounded history evicted.
+	HistoryForgotten int64 `json:"history_forgotten"`
+}
+
+// Hot is a key or table with its conflict count.
+type Hot struct {
+	Name      string `json:"name"`
+	Conflicts int64  `json:"conflicts"`
+}
+
+// maxHotKeys bounds the hot-key counter; when it fills, keys seen once are
+// dropped (they are not hot).
+const maxHotKeys = 1 << 17
+
+// accumulator gathers what the report needs besides the trackers.
+type accumulator struct {
+	topN         int
+	txns, rows   int64
+	keys         map[uint64]*hotKey
+	tables       map[string]int64
+	missing      map[string]bool
+	keyless      map[string]bool
+	ddlWarnings  []string
+}
+
+type hotKey struct {
+	label string
+	n     int64
+}
+
+func newAccumulator(topN int) *accumulator {
+	return &accumulator{topN: topN, keys: map[uint64]*hotKey{}, tables: map[string]int64{},
+		missing: map[string]bool{}, keyless: map[string]bool{}}
+}
+
+func (a *accumulator) txn(t *binlog.Txn, ws *deptrack.Writeset) {
+	a.txns++
+	a.rows += int64(t.RowCount())
+	switch {
+	case ws.Barrier == deptrack.CauseUnknownTable:
+		a.missing[ws.Table] = true
+	case slices.Contains(ws.Notes, deptrack.CauseKeyless):
+		a.keyless[ws.Table] = true
+	}
+}
+
+func (a *accumulator) conflicts(ws *deptrack.Writeset, idx []int) {
+	seen := map[string]bool{}
+	for _, i := range idx {
+		k := ws.Keys[i]
+		h := a.keys[k]
+		if h == nil {
+			if len(a.keys) >= maxHotKeys {
+				for kk, v := range a.keys {
+					if v.n <= 1 {
+						delete(a.keys, kk)
+					}
+				}
+			}
+			h = &hotKey{label: ws.Refs[i].Label()}
+			a.keys[k] = h
+		}
+		h.n++
+		if t := ws.Refs[i].Table; !seen[t] {
+			seen[t] = true
+			a.tables[t]++
+		}
+	}
+}
+
+// ddl follows the transaction's DDL in the catalog.
+func (a *accumulator) ddl(cat *schema.Catalog, t *binlog.Txn) {
+	for _, st := range t.Statements {
+		if !st.DDL {
+			continue
+		}
+		if _, err := cat.ApplyDDL(st.Schema, st.Query); err != nil && len(a.ddlWarnings) < 100 {
+			a.ddlWarnings = append(a.ddlWarnings, fmt.Sprintf("%s: %v", t.ID(), err))
+		}
+	}
+}
+
+func (a *accumulator) report(opts Options, modes []*modeState) *Report {
+	r := &Report{
+		Files: opts.Files, Transactions: a.txns, Rows: a.rows,
+		Modes: map[string]*ModeReport{}, CostModel: opts.Model, HistorySize: opts.HistorySize,
+		TablesWithoutSchema: sortedKeys(a.missing), KeylessTables: sortedKeys(a.keyless),
+		DDLWarnings: a.ddlWarnings,
+	}
+	if r.HistorySize == 0 {
+		r.HistorySize = deptrack.DefaultHistorySize
+	}
+	for i, st := range modes {
+		stats := st.tracker.Stats()
+		mr := &ModeReport{
+			CriticalPath:     int64(st.chains.best),
+			Speedup:          speedups(st, opts.Workers),
+			Barriers:         map[string]int64{},
+			Histogram:        map[string]int64{},
+			HistoryForgotten: stats.Forgotten,
+		}
+		if mr.CriticalPath > 0 {
+			mr.AvgParallelism = round2(float64(a.txns) / float64(mr.CriticalPath))
+		}
+		for _, c := range deptrack.Causes() {
+			mr.Barriers[c.String()] = stats.Causes[c]
+		}
+		for n, count := range st.hist {
+			if count > 0 {
+				mr.Histogram[strconv.Itoa(n)] = count
+			}
+		}
+		r.Modes[deptrack.Modes[i].String()] = mr
+	}
+	for _, h := range a.keys {
+		r.HotKeys = append(r.HotKeys, Hot{Name: h.label, Conflicts: h.n})
+	}
+	r.HotKeys = top(r.HotKeys, a.topN)
+	for t, n := range a.tables {
+		r.HotTables = append(r.HotTables, Hot{Name: t, Conflicts: n})
+	}
+	r.HotTables = top(r.HotTables, a.topN)
+	return r
+}
+
+func top(h []Hot, n int) []Hot {
+	sort.Slice(h, func(i, j int) bool {
+		if h[i].Conflicts != h[j].Conflicts {
+			return h[i].Conflicts > h[j].Conflicts
+		}
+		return h[i].Name < h[j].Name
+	})
+	if len(h) > n {
+		h = h[:n]
+	}
+	if h == nil {
+		h = []Hot{}
+	}
+	return h
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,122 @@
+package analyze
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/paraply/paraply/internal/deptrack"
+)
+
+// WriteText prints the report as readable tables.
+func WriteText(w io.Writer, r *Report) error {
+	p := &printer{w: w}
+	p.f("paraply analyze: %d file(s), %.1f MB, %d transactions, %d row changes", len(r.Files), float64(r.Bytes)/1e6, r.Transactions, r.Rows)
+	if r.ServerVersion != "" {
+		p.f(" (%s %s)", r.Flavor, r.ServerVersion)
+	}
+	p.f("\n")
+	if r.Error != "" {
+		p.f("STOPPED AT DAMAGED INPUT: %s\n(the figures below cover what was read before it)\n", r.Error)
+	}
+	p.f("\n")
+	workers := workerKeys(r)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "mode\tcritical path\tavg parallelism\t")
+	for _, k := range workers {
+		fmt.Fprintf(tw, "%sw\t", k)
+	}
+	fmt.Fprintf(tw, "barriers\t\n")
+	for _, m := range deptrack.Modes {
+		mr := r.Modes[m.String()]
+		if mr == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t", m, mr.CriticalPath, mr.AvgParallelism)
+		for _, k := range workers {
+			fmt.Fprintf(tw, "%.2fx\t", mr.Speedup[k])
+		}
+		fmt.Fprintf(tw, "%s\t\n", barrierSummary(mr.Barriers))
+	}
+	tw.Flush()
+	p.f("\n(speedup: simulated apply time of 1 worker / N workers; cost model %.2f per transaction + %.2f per row, commit order preserved=%v)\n",
+		r.CostModel.PerTxn, r.CostModel.PerRow, r.CostModel.PreserveOrder)
+	if len(r.HotKeys) > 0 {
+		p.f("\nhot rows (writeset conflicts):\n")
+		for _, h := range r.HotKeys {
+			p.f("  %8d  %s\n", h.Conflicts, h.Name)
+		}
+	}
+	if len(r.HotTables) > 0 {
+		p.f("\nhot tables:\n")
+		for _, h := range r.HotTables {
+			p.f("  %8d  %s\n", h.Conflicts, h.Name)
+		}
+	}
+	if len(r.TablesWithoutSchema) > 0 {
+		p.f("\ntables without a known schema (barriers in writeset modes): %s\n", strings.Join(r.TablesWithoutSchema, ", "))
+	}
+	if len(r.KeylessTables) > 0 {
+		p.f("\ntables without primary or unique key: %s\n", strings.Join(r.KeylessTables, ", "))
+	}
+	for _, w := range r.DDLWarnings {
+		p.f("\nDDL not followed: %s\n", w)
+	}
+	p.f("\nrecommendation: %s\n", r.Recommendation)
+	return p.err
+}
+
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) f(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+// barrierSummary lists the non-zero causes, largest first.
+func barrierSummary(b map[string]int64) string {
+	type kv struct {
+		k string
+		v int64
+	}
+	var s []kv
+	for k, v := range b {
+		if v > 0 {
+			s = append(s, kv{k, v})
+		}
+	}
+	sort.Slice(s, func(i, j int) bool { return s[i].v > s[j].v || s[i].v == s[j].v && s[i].k < s[j].k })
+	parts := make([]string, len(s))
+	for i, x := range s {
+		parts[i] = fmt.Sprintf("%s=%d", x.k, x.v)
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
+}
+
+// workerKeys are the simulated worker counts, ascending.
+func workerKeys(r *Report) []string {
+	var ns []int
+	for _, mr := range r.Modes {
+		for k := range mr.Speedup {
+			n, _ := strconv.Atoi(k)
+			ns = append(ns, n)
+		}
+		break
+	}
+	sort.Ints(ns)
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = strconv.Itoa(n)
+	}
+	return out
+}

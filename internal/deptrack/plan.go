@@ -1,0 +1,197 @@
+package deptrack
+
+import (
+	"hash/maphash"
+	"slices"
+	"strings"
+
+	"github.com/paraply/paraply/internal/schema"
+)
+
+// tablePlan is what the extractor needs to know about one table, derived
+// once from the catalog.
+type tablePlan struct {
+	token        uint64    // this table's token
+	keyless      bool      // no primary or unique key: writers are exclusive
+	cascadeChild bool      // a parent's cascading foreign key can change its rows
+	cascades     []uint64  // tokens of tables an update or delete here can cascade into
+	keys         []keyPlan // unique keys, referenced column lists, parent keys of foreign keys
+}
+
+// keyPlan describes one key hashed for each row image.
+type keyPlan struct {
+	table  string     // quoted name of the table owning the key (the parent for a foreign key)
+	name   string     // index name
+	prefix []byte     // hash input identifying table and index
+	cols   []int      // positions in the row image
+	parts  []partPlan // how each value folds
+}
+
+type partPlan struct {
+	charset string
+	class   foldClass
+	prefix  int
+}
+
+func (x *Extractor) plan(t *schema.Table) *tablePlan {
+	if p, ok := x.plans[t]; ok {
+		return p
+	}
+	name := schema.TableName{Schema: t.Schema, Name: t.Name}
+	p := &tablePlan{token: tableToken(name)}
+	p.keyless = true
+	for _, ix := range t.Indexes {
+		p.keyless = false
+		p.keys = append(p.keys, newKeyPlan(t, ix.Name, ix.Columns, ix.Prefix, t, ix.Columns))
+	}
+	// Column lists other tables' foreign keys reference without a unique
+	// index on them: hash them too, or a child row could miss its parent.
+	for _, ch := range x.catalog.Children(name) {
+		cols := positions(t, ch.ForeignKey.RefColumns)
+		if cols == nil {
+			continue
+		}
+		if _, ok := matchUnique(t, cols); ok {
+			continue
+		}
+		kn, sorted := refListName(t, cols)
+		if !slices.ContainsFunc(p.keys, func(k keyPlan) bool { return k.name == kn }) {
+			p.keys = append(p.keys, newKeyPlan(t, kn, sorted, nil, t, sorted))
+		}
+	}
+	for _, fk := range t.ForeignKeys {
+		if fk.Cascades() {
+			p.cascadeChild = true
+		}
+		if kp, ok := x.parentKey(t, fk); ok {
+			p.keys = append(p.keys, kp)
+		}
+	}
+	for _, c := range x.catalog.CascadeReach(name) {
+		p.cascades = append(p.cascades, tableToken(c))
+	}
+	x.plans[t] = p
+	return p
+}
+
+// parentKey is the key a child row's foreign key columns hash to: the same
+// hash the parent row's matching unique key (or referenced list) has.
+func (x *Extractor) parentKey(child *schema.Table, fk schema.ForeignKey) (keyPlan, bool) {
+	parent := x.catalog.Table(fk.Ref.Schema, fk.Ref.Name)
+	if parent == nil || len(fk.Columns) != len(fk.RefColumns) {
+		// Writes to an unknown parent are barriers anyway; hash with the
+		// child's own columns so that child rows still conflict by parent.
+		name := "fk(" + strings.Join(fk.RefColumns, ",") + ")"
+		return newKeyPlanFor(fk.Ref, name, fk.Columns, child, fk.Columns), len(fk.Columns) > 0
+	}
+	pcols := positions(parent, fk.RefColumns)
+	if pcols == nil {
+		return keyPlan{}, false
+	}
+	// childOf maps a parent column position to the child column holding it.
+	childOf := map[int]int{}
+	for i, pc := range pcols {
+		childOf[pc] = fk.Columns[i]
+	}
+	order := pcols
+	name := ""
+	if ix, ok := matchUnique(parent, pcols); ok {
+		name, order = ix.Name, ix.Columns
+	} else {
+		name, order = refListName(parent, pcols)
+	}
+	ccols := make([]int, len(order))
+	for i, pc := range order {
+		ccols[i] = childOf[pc]
+	}
+	return newKeyPlan(parent, name, ccols, nil, parent, order), true
+}
+
+// newKeyPlan builds a key owned by table owner, read from positions cols of
+// the row image, folding values as owner's columns ocols do.
+func newKeyPlan(owner *schema.Table, name string, cols []int, prefixes []int, fold *schema.Table, ocols []int) keyPlan {
+	k := newKeyPlanFor(schema.TableName{Schema: owner.Schema, Name: owner.Name}, name, cols, fold, ocols)
+	for i := range k.parts {
+		if i < len(prefixes) {
+			k.parts[i].prefix = prefixes[i]
+		}
+	}
+	return k
+}
+
+func newKeyPlanFor(owner schema.TableName, name string, cols []int, fold *schema.Table, ocols []int) keyPlan {
+	k := keyPlan{table: owner.String(), name: name, cols: cols}
+	k.prefix = append(k.prefix, owner.Schema...)
+	k.prefix = append(k.prefix, 0)
+	k.prefix = append(k.prefix, owner.Name...)
+	k.prefix = append(k.prefix, 0)
+	k.prefix = append(k.prefix, name...)
+	k.prefix = append(k.prefix, 0)
+	k.parts = make([]partPlan, len(cols))
+	for i, oc := range ocols {
+		if oc >= 0 && oc < len(fold.Columns) {
+			c := fold.Columns[oc]
+			k.parts[i] = partPlan{charset: c.Charset, class: classify(c.Charset, c.Collation)}
+		}
+	}
+	return k
+}
+
+// matchUnique finds a unique index over exactly the columns cols (in any
+// order, without prefixes).
+func matchUnique(t *schema.Table, cols []int) (schema.Index, bool) {
+	for _, ix := range t.Indexes {
+		if len(ix.Columns) != len(cols) || slices.ContainsFunc(ix.Prefix, func(p int) bool { return p > 0 }) {
+			continue
+		}
+		if sameSet(ix.Columns, cols) {
+			return ix, true
+		}
+	}
+	return schema.Index{}, false
+}
+
+// refListName names a referenced column list canonically (sorted), so that
+// parent and child sides agree; it returns the positions in that order.
+func refListName(t *schema.Table, cols []int) (string, []int) {
+	sorted := slices.Clone(cols)
+	slices.SortFunc(sorted, func(a, b int) int { return strings.Compare(t.Columns[a].Name, t.Columns[b].Name) })
+	names := make([]string, len(sorted))
+	for i, c := range sorted {
+		names[i] = t.Columns[c].Name
+	}
+	return "fk(" + strings.Join(names, ",") + ")", sorted
+}
+
+func positions(t *schema.Table, names []string) []int {
+	out := make([]int, len(names))
+	for i, n := range names {
+		out[i] = t.ColumnIndex(n)
+		if out[i] < 0 {
+			return nil
+		}
+	}
+	return out
+}
+
+func sameSet(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+func tableToken(n schema.TableName) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	h.WriteString("table\x00")
+	h.WriteString(n.Schema)
+	h.WriteByte(0)
+	h.WriteString(n.Name)
+	return h.Sum64()
+}

@@ -1,0 +1,318 @@
+package deptrack
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/paraply/paraply/internal/binlog"
+)
+
+// Mode is a dependency mode (see the package comment).
+type Mode uint8
+
+// The modes, in the order analyze reports them.
+const (
+	Serial Mode = iota
+	Database
+	CommitOrder
+	WritesetMode
+	WritesetSession
+)
+
+// Modes lists every mode.
+var Modes = []Mode{Serial, Database, CommitOrder, WritesetMode, WritesetSession}
+
+var modeNames = [...]string{"serial", "database", "commit-order", "writeset", "writeset-session"}
+
+func (m Mode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return "unknown"
+}
+
+// ParseMode parses a mode name as the command line spells it.
+func ParseMode(s string) (Mode, error) {
+	for i, n := range modeNames {
+		if n == s {
+			return Mode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown dependency mode %q (want serial, database, commit-order, writeset or writeset-session)", s)
+}
+
+// UsesWritesets reports whether the mode needs row keys.
+func (m Mode) UsesWritesets() bool { return m == WritesetMode || m == WritesetSession }
+
+// DefaultHistorySize is MySQL's binlog_transaction_dependency_history_size.
+const DefaultHistorySize = 25000
+
+// maxSharedDeps bounds the explicit predecessors an exclusive table token
+// collects from shared holders; beyond it the exclusive holder waits on a
+// watermark instead (safe, less precise).
+const maxSharedDeps = 64
+
+// Deps is what a transaction waits for: every transaction numbered up to
+// Wait, and each of On (all greater than Wait, ascending).
+type Deps struct {
+	Wait uint64
+	On   []uint64
+	// Cause is the barrier cause, or the note that shaped the deps most.
+	Cause Cause
+	// Conflicts are indexes into the writeset's Keys that had an earlier
+	// writer (writeset modes only), for hot-key statistics.
+	Conflicts []int
+}
+
+// LastCommitted is the MySQL-style single parent: the newest predecessor.
+func (d Deps) LastCommitted() uint64 {
+	if n := len(d.On); n > 0 && d.On[n-1] > d.Wait {
+		return d.On[n-1]
+	}
+	return d.Wait
+}
+
+// Stats are a tracker's counters.
+type Stats struct {
+	Transactions int64
+	// Causes counts transactions by cause (barriers and notes).
+	Causes [numCauses]int64
+	// Forgotten is the number of keys the bounded history evicted.
+	Forgotten int64
+}
+
+// Tracker computes Deps for one mode. Not safe for concurrent use; the
+// scheduler owns it.
+type Tracker struct {
+	mode  Mode
+	last  uint64 // Seq of the previous transaction
+	fence uint64 // newest barrier: everyone waits for it
+	stats Stats
+
+	schemas map[string]uint64 // database: last writer per schema
+
+	clockFile  string            // commit-order: file of the current MySQL clock epoch
+	clockSeq   map[int64]uint64  // commit-order: sequence_number -> Seq in this epoch
+	clockMax   int64             // highest sequence_number seen in the epoch
+	commitID   uint64            // commit-order: MariaDB commit_id of the previous transaction
+	groupWait  uint64            // commit-order: what the current MariaDB group waits for
+	keys       *history          // writeset: last writer per key
+	sessions   *history          // writeset-session: last transaction per session
+	tokens     map[uint64]*token // writeset: table tokens
+	dedupe     map[uint64]struct{}
+}
+
+type token struct {
+	exclusive uint64   // last exclusive holder
+	shared    []uint64 // shared holders since then
+	sharedMax uint64   // newest shared holder, when shared overflowed
+}
+
+// NewTracker returns a tracker for mode with a key history of historySize
+// keys (0 = DefaultHistorySize).
+func NewTracker(mode Mode, historySize int) *Tracker {
+	t := &Tracker{mode: mode}
+	switch mode {
+	case Database:
+		t.schemas = map[string]uint64{}
+	case CommitOrder:
+		t.clockSeq = map[int64]uint64{}
+	case WritesetMode, WritesetSession:
+		t.keys = newHistory(historySize)
+		t.tokens = map[uint64]*token{}
+		t.dedupe = map[uint64]struct{}{}
+		if mode == WritesetSession {
+			t.sessions = newHistory(65536)
+		}
+	}
+	return t
+}
+
+// Mode is the tracker's mode.
+func (t *Tracker) Mode() Mode { return t.mode }
+
+// Stats returns the counters so far.
+func (t *Tracker) Stats() Stats {
+	s := t.stats
+	if t.keys != nil {
+		s.Forgotten = t.keys.evictions
+	}
+	return s
+}
+
+// Add computes the dependencies of txn, which must come right after the
+// previous one added (txn.Seq increasing). ws is txn's writeset; only the
+// writeset modes read it. The returned Deps belongs to the caller.
+func (t *Tracker) Add(txn *binlog.Txn, ws *Writeset) Deps {
+	seq := txn.Seq
+	prev := t.last
+	t.last = seq
+	t.stats.Transactions++
+	var d Deps
+	switch t.mode {
+	case Serial:
+		d.Wait = prev
+	case Database:
+		d = t.database(txn, prev)
+	case CommitOrder:
+		d = t.commitOrder(txn, prev)
+	default:
+		d = t.writeset(txn, ws, prev)
+	}
+	if d.Cause.IsBarrier() {
+		d.Wait, d.On = prev, d.On[:0]
+		t.fence = seq
+	} else if d.Wait < t.fence {
+		d.Wait = t.fence
+	}
+	d.On = trimAbove(d.On, d.Wait)
+	if d.Cause != CauseNone {
+		t.stats.Causes[d.Cause]++
+	}
+	return d
+}
+
+func (t *Tracker) database(txn *binlog.Txn, prev uint64) Deps {
+	var d Deps
+	if txn.DDL {
+		d.Cause = CauseDDL
+	} else if txn.StatementDML {
+		// A statement may touch databases other than its current one.
+		d.Cause = CauseStatement
+	}
+	for _, s := range txn.Schemas() {
+		if w := t.schemas[s]; w > 0 {
+			d.On = append(d.On, w)
+		}
+		t.schemas[s] = txn.Seq
+	}
+	return d
+}
+
+func (t *Tracker) commitOrder(txn *binlog.Txn, prev uint64) Deps {
+	var d Deps
+	if txn.DDL {
+		d.Cause = CauseDDL
+		return d
+	}
+	c := txn.Clock
+	switch {
+	case c.Logical:
+		// sequence_number restarts in each binlog file.
+		if txn.Start.File != t.clockFile || c.SequenceNumber <= t.clockMax {
+			t.clockFile = txn.Start.File
+			clear(t.clockSeq)
+		}
+		t.clockMax = c.SequenceNumber
+		t.clockSeq[c.SequenceNumber] = txn.Seq
+		w, ok := t.clockSeq[c.LastCommitted]
+		if c.LastCommitted == 0 || !ok || c.LastCommitted >= c.SequenceNumber {
+			d.Wait, d.Cause = prev, CauseUnknownClock
+		} else {
+			d.Wait = w
+		}
+	case c.CommitID != 0 && c.CommitID == t.commitID:
+		d.Wait = t.groupWait
+	case c.CommitID != 0:
+		t.commitID, t.groupWait = c.CommitID, prev
+		d.Wait = prev
+	default:
+		t.commitID = 0
+		d.Wait = prev
+	}
+	return d
+}
+
+func (t *Tracker) writeset(txn *binlog.Txn, ws *Writeset, prev uint64) Deps {
+	var d Deps
+	if ws.Barrier != CauseNone {
+		d.Cause = ws.Barrier
+		return d
+	}
+	seq := txn.Seq
+	clear(t.dedupe)
+	add := func(s uint64) {
+		if s == 0 || s == seq {
+			return
+		}
+		if _, ok := t.dedupe[s]; !ok {
+			t.dedupe[s] = struct{}{}
+			d.On = append(d.On, s)
+		}
+	}
+	missed := false
+	for i, k := range ws.Keys {
+		if w, ok := t.keys.get(k); ok {
+			add(w)
+			d.Conflicts = append(d.Conflicts, i)
+		} else {
+			missed = true
+		}
+	}
+	if missed && t.keys.forgotten > 0 {
+		d.Wait = t.keys.forgotten
+		d.Cause = CauseHistory
+	}
+	for _, k := range ws.Keys {
+		t.keys.put(k, seq)
+	}
+	for _, tk := range ws.Exclusive {
+		st := t.token(tk)
+		add(st.exclusive)
+		for _, s := range st.shared {
+			add(s)
+		}
+		if st.sharedMax > d.Wait {
+			d.Wait = st.sharedMax
+		}
+		st.exclusive, st.shared, st.sharedMax = seq, st.shared[:0], 0
+	}
+	for _, tk := range ws.Shared {
+		st := t.token(tk)
+		if st.exclusive == seq {
+			continue // this transaction also holds it exclusively
+		}
+		add(st.exclusive)
+		if len(st.shared) < maxSharedDeps {
+			st.shared = append(st.shared, seq)
+		} else {
+			st.sharedMax = seq
+		}
+	}
+	if len(ws.Notes) > 0 && d.Cause == CauseNone {
+		d.Cause = ws.Notes[0]
+	}
+	if t.mode == WritesetSession && txn.ThreadID != 0 {
+		sk := uint64(txn.ThreadID)
+		if w, ok := t.sessions.get(sk); ok {
+			add(w)
+		} else if t.sessions.forgotten > d.Wait {
+			d.Wait = t.sessions.forgotten
+		}
+		t.sessions.put(sk, seq)
+	}
+	slices.Sort(d.On)
+	return d
+}
+
+func (t *Tracker) token(k uint64) *token {
+	st := t.tokens[k]
+	if st == nil {
+		st = &token{}
+		t.tokens[k] = st
+	}
+	return st
+}
+
+// trimAbove keeps the entries of sorted-or-not s greater than w, in
+// ascending order.
+func trimAbove(s []uint64, w uint64) []uint64 {
+	out := s[:0]
+	for _, x := range s {
+		if x > w {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,275 @@
+package deptrack
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/schema"
+)
+
+// seed is shared by every Extractor of the process, so keys from different
+// extractors (analyze runs several trackers on one stream) compare equal.
+var seed = maphash.MakeSeed()
+
+// Writeset is what one transaction writes, described for the tracker.
+type Writeset struct {
+	// Keys are hashes of (schema, table, unique key, values) for every
+	// primary and unique key of every before and after image, and of the
+	// referenced parent key of every foreign key; deduplicated.
+	Keys []uint64
+	// Refs describe Keys for humans (parallel to Keys) when the Extractor
+	// was asked to explain.
+	Refs []KeyRef
+	// Shared and Exclusive are table tokens (see the package comment).
+	Shared, Exclusive []uint64
+	// Barrier is set when the transaction cannot be described by keys.
+	Barrier Cause
+	// Notes are non-barrier causes that widened the writeset (keyless
+	// tables, cascading foreign keys).
+	Notes []Cause
+	// Table names the table behind Barrier or the last note, if any.
+	Table string
+}
+
+// KeyRef says which row key a hash stands for.
+type KeyRef struct {
+	Table string // `db`.`t`
+	Index string // index name, or "fk(col,...)" for a referenced non-unique column list
+	Rows  *binlog.Rows
+	Image int // index into Rows.Images
+	Cols  []int
+}
+
+// Label renders the key as `db`.`t`.PRIMARY(5).
+func (r KeyRef) Label() string {
+	var b strings.Builder
+	b.WriteString(r.Table)
+	b.WriteString(".")
+	b.WriteString(r.Index)
+	b.WriteString("(")
+	img := r.Rows.Images[r.Image]
+	for i, c := range r.Cols {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		v := img[c]
+		if bs, ok := v.([]byte); ok {
+			v = string(bs)
+		}
+		s := fmt.Sprint(v)
+		if len(s) > 40 {
+			s = s[:40] + "…"
+		}
+		b.WriteString(s)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+func (w *Writeset) reset() {
+	w.Keys, w.Refs, w.Shared, w.Exclusive, w.Notes = w.Keys[:0], w.Refs[:0], w.Shared[:0], w.Exclusive[:0], w.Notes[:0]
+	w.Barrier, w.Table = CauseNone, ""
+}
+
+func (w *Writeset) barrier(c Cause, table string) {
+	w.Barrier, w.Table = c, table
+}
+
+func (w *Writeset) note(c Cause, table string) {
+	if !slices.Contains(w.Notes, c) {
+		w.Notes = append(w.Notes, c)
+	}
+	w.Table = table
+}
+
+// Extractor computes writesets from row images and a schema catalog.
+// It caches a plan per table; call Invalidate after the catalog changes.
+// Not safe for concurrent use.
+type Extractor struct {
+	catalog *schema.Catalog
+	// Explain fills Writeset.Refs (costs an allocation per key).
+	Explain bool
+	plans   map[*schema.Table]*tablePlan
+	h       maphash.Hash
+	buf     []byte
+}
+
+// NewExtractor extracts writesets using cat for keys.
+func NewExtractor(cat *schema.Catalog) *Extractor {
+	x := &Extractor{catalog: cat, plans: map[*schema.Table]*tablePlan{}}
+	x.h.SetSeed(seed)
+	return x
+}
+
+// Catalog is the schema catalog the extractor reads.
+func (x *Extractor) Catalog() *schema.Catalog { return x.catalog }
+
+// Invalidate forgets cached table plans; call it after any DDL.
+func (x *Extractor) Invalidate() { clear(x.plans) }
+
+// Extract fills ws with t's writeset, reusing ws's slices.
+func (x *Extractor) Extract(t *binlog.Txn, ws *Writeset) {
+	ws.reset()
+	switch {
+	case t.DDL:
+		ws.barrier(CauseDDL, "")
+		return
+	case t.StatementDML:
+		ws.barrier(CauseStatement, "")
+		return
+	}
+	for _, r := range t.Rows {
+		if !x.rows(r, ws) {
+			return
+		}
+	}
+	if len(ws.Keys) > 1 {
+		ws.dedupe()
+	}
+}
+
+// rows adds one rows event's keys; false when it made ws a barrier.
+func (x *Extractor) rows(r *binlog.Rows, ws *Writeset) bool {
+	tbl := x.catalog.Table(r.Schema(), r.Name())
+	name := schema.TableName{Schema: r.Schema(), Name: r.Name()}.String()
+	if tbl == nil || x.catalog.Unknown(r.Schema(), r.Name()) {
+		ws.barrier(CauseUnknownTable, name)
+		return false
+	}
+	if len(tbl.Columns) != int(r.Table.ColumnCount) {
+		ws.barrier(CauseSchemaMismatch, name)
+		return false
+	}
+	p := x.plan(tbl)
+	if p.keyless {
+		ws.Exclusive = append(ws.Exclusive, p.token)
+		ws.note(CauseKeyless, name)
+	}
+	if p.cascadeChild {
+		ws.Shared = append(ws.Shared, p.token)
+	}
+	if r.Op != binlog.Insert && len(p.cascades) > 0 {
+		ws.Exclusive = append(ws.Exclusive, p.cascades...)
+		ws.note(CauseCascade, name)
+	}
+	for i := range r.Images {
+		after := r.Op == binlog.Insert || (r.Op == binlog.Update && i%2 == 1)
+		for k := range p.keys {
+			if c := x.addKey(ws, r, i, after, &p.keys[k]); c != CauseNone {
+				ws.barrier(c, name)
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// addKey hashes one key of one image; a NULL part skips the key (NULLs never
+// collide in a unique index).
+func (x *Extractor) addKey(ws *Writeset, r *binlog.Rows, image int, after bool, k *keyPlan) Cause {
+	img := r.Images[image]
+	x.buf = append(x.buf[:0], k.prefix...)
+	for i, c := range k.cols {
+		if !r.Present(c, after) {
+			return CauseMissingKeyColumn
+		}
+		v := img[c]
+		if v == nil {
+			return CauseNone
+		}
+		x.buf = appendValue(x.buf, v, &k.parts[i])
+		if x.buf == nil {
+			return CausePartialJSON
+		}
+		x.buf = append(x.buf, 0x1f)
+	}
+	x.h.Reset()
+	x.h.Write(x.buf)
+	ws.Keys = append(ws.Keys, x.h.Sum64())
+	if x.Explain {
+		ws.Refs = append(ws.Refs, KeyRef{Table: k.table, Index: k.name, Rows: r, Image: image, Cols: k.cols})
+	}
+	return CauseNone
+}
+
+// appendValue appends a canonical encoding of v; nil for a value that cannot
+// be a key (a partial JSON diff).
+func appendValue(dst []byte, v any, p *partPlan) []byte {
+	switch v := v.(type) {
+	case int8:
+		return appendInt(dst, int64(v))
+	case int16:
+		return appendInt(dst, int64(v))
+	case int32:
+		return appendInt(dst, int64(v))
+	case int64:
+		return appendInt(dst, v)
+	case int:
+		return appendInt(dst, int64(v))
+	case uint8:
+		return appendInt(dst, int64(v))
+	case uint16:
+		return appendInt(dst, int64(v))
+	case uint32:
+		return appendInt(dst, int64(v))
+	case uint64:
+		if v <= math.MaxInt64 {
+			return appendInt(dst, int64(v))
+		}
+		return binary.LittleEndian.AppendUint64(append(dst, 'u'), v)
+	case float32:
+		return binary.LittleEndian.AppendUint64(append(dst, 'f'), math.Float64bits(float64(v)))
+	case float64:
+		return binary.LittleEndian.AppendUint64(append(dst, 'f'), math.Float64bits(v))
+	case string:
+		return appendFolded(append(dst, 's'), []byte(v), p.charset, p.class, p.prefix)
+	case []byte:
+		return appendFolded(append(dst, 's'), v, p.charset, p.class, p.prefix)
+	}
+	if fmt.Sprintf("%T", v) == "*replication.JsonDiff" {
+		return nil
+	}
+	return append(append(dst, 'x'), fmt.Sprint(v)...)
+}
+
+func appendInt(dst []byte, v int64) []byte {
+	return binary.LittleEndian.AppendUint64(append(dst, 'i'), uint64(v))
+}
+
+// dedupe sorts Keys (and Refs alongside) and drops repeats, so the tracker
+// never sees a transaction conflict with itself.
+func (w *Writeset) dedupe() {
+	if len(w.Refs) == 0 {
+		slices.Sort(w.Keys)
+		w.Keys = slices.Compact(w.Keys)
+		return
+	}
+	idx := make([]int, len(w.Keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		switch {
+		case w.Keys[a] < w.Keys[b]:
+			return -1
+		case w.Keys[a] > w.Keys[b]:
+			return 1
+		}
+		return a - b
+	})
+	keys := make([]uint64, 0, len(idx))
+	refs := make([]KeyRef, 0, len(idx))
+	for _, i := range idx {
+		if n := len(keys); n > 0 && keys[n-1] == w.Keys[i] {
+			continue
+		}
+		keys = append(keys, w.Keys[i])
+		refs = append(refs, w.Refs[i])
+	}
+	w.Keys, w.Refs = keys, refs
+}

@@ -1,0 +1,223 @@
+package schema
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// TableName names a table. Schema and Name are kept exactly as the server
+// spells them: MariaDB and MySQL on Linux (lower_case_table_names=0) compare
+// both case-sensitively.
+type TableName struct {
+	Schema, Name string
+}
+
+// String returns the name quoted for SQL, as "`db`.`t`", with backticks
+// inside the names doubled.
+func (n TableName) String() string {
+	return QuoteIdent(n.Schema) + "." + QuoteIdent(n.Name)
+}
+
+// Compare orders table names by schema, then name (byte-wise).
+func (n TableName) Compare(o TableName) int {
+	if c := strings.Compare(n.Schema, o.Schema); c != 0 {
+		return c
+	}
+	return strings.Compare(n.Name, o.Name)
+}
+
+// QuoteIdent quotes an identifier with backticks, doubling backticks inside it.
+func QuoteIdent(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
+}
+
+// Table is what replication needs to know about one table: its columns in
+// row-image order, its primary and unique keys and the foreign keys in which
+// it is the child.
+//
+// A *Table held by a Catalog is never modified: DDL replaces it with a new
+// value, so a reader may keep using the pointer it got while the catalog
+// moves on.
+type Table struct {
+	Schema, Name string
+	Columns      []Column
+	// Indexes holds the PRIMARY key first if there is one, then the UNIQUE
+	// keys in the order the server lists them (SHOW CREATE TABLE). Non-unique
+	// indexes are left out: they never decide whether two rows conflict.
+	Indexes []Index
+	// ForeignKeys holds the constraints in which this table is the child,
+	// sorted by name as InnoDB lists them.
+	ForeignKeys []ForeignKey
+	// Charset and Collation are the table's defaults, the ones a column added
+	// later without its own gets.
+	Charset, Collation string
+}
+
+// TableName returns the table's qualified name.
+func (t *Table) TableName() TableName { return TableName{t.Schema, t.Name} }
+
+// PrimaryKey returns the PRIMARY key, or nil if the table has none.
+func (t *Table) PrimaryKey() *Index {
+	for i := range t.Indexes {
+		if t.Indexes[i].Primary {
+			return &t.Indexes[i]
+		}
+	}
+	return nil
+}
+
+// ColumnIndex returns the position of the column named name, compared
+// case-insensitively as the server does, or -1 if there is none.
+func (t *Table) ColumnIndex(name string) int {
+	for i := range t.Columns {
+		if strings.EqualFold(t.Columns[i].Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Index returns the PRIMARY or UNIQUE key named name (case-insensitive), or nil.
+func (t *Table) Index(name string) *Index {
+	for i := range t.Indexes {
+		if strings.EqualFold(t.Indexes[i].Name, name) {
+			return &t.Indexes[i]
+		}
+	}
+	return nil
+}
+
+// Clone returns a deep copy of t.
+func (t *Table) Clone() *Table {
+	c := *t
+	c.Columns = slices.Clone(t.Columns)
+	c.Indexes = slices.Clone(t.Indexes)
+	for i, ix := range c.Indexes {
+		c.Indexes[i] = ix.clone()
+	}
+	c.ForeignKeys = slices.Clone(t.ForeignKeys)
+	for i, fk := range c.ForeignKeys {
+		c.ForeignKeys[i] = fk.clone()
+	}
+	return &c
+}
+
+// Column describes one column of a table.
+type Column struct {
+	Name string
+	// Type is the lower-case base type as information_schema.COLUMNS.DATA_TYPE
+	// shows it: "int", "bigint", "varchar", "char", "text", "blob",
+	// "decimal", "datetime", "enum", "json", "uuid", ...
+	Type     string
+	Unsigned bool
+	// Charset is "" for non-character columns and "binary" for binary,
+	// varbinary and the blob types.
+	Charset string
+	// Collation is the column's collation, such as "utf8mb4_general_ci";
+	// "binary" for binary strings, "" for non-character columns.
+	Collation string
+	Nullable  bool
+	// Generated is true for VIRTUAL and STORED (PERSISTENT) generated columns.
+	Generated bool
+}
+
+// Index is a PRIMARY or UNIQUE key.
+type Index struct {
+	// Name is "PRIMARY" for the primary key.
+	Name    string
+	Primary bool
+	// Columns holds the positions in Table.Columns of the key parts, in key order.
+	Columns []int
+	// Prefix holds, per key part, the prefix length in characters (bytes for
+	// binary strings); 0 means the whole column.
+	Prefix []int
+}
+
+func (ix Index) clone() Index {
+	ix.Columns = slices.Clone(ix.Columns)
+	ix.Prefix = slices.Clone(ix.Prefix)
+	return ix
+}
+
+// Action is a foreign key's referential action.
+type Action int
+
+// Referential actions. A constraint that names none gets Restrict, as
+// MariaDB's information_schema reports it.
+const (
+	NoAction Action = iota
+	Restrict
+	Cascade
+	SetNull
+	SetDefault
+)
+
+// String returns the action as SQL spells it ("NO ACTION", "CASCADE", ...).
+func (a Action) String() string {
+	switch a {
+	case NoAction:
+		return "NO ACTION"
+	case Restrict:
+		return "RESTRICT"
+	case Cascade:
+		return "CASCADE"
+	case SetNull:
+		return "SET NULL"
+	case SetDefault:
+		return "SET DEFAULT"
+	}
+	return "Action(" + strconv.Itoa(int(a)) + ")"
+}
+
+// Changes reports whether the engine itself changes child rows when the
+// parent row changes (CASCADE, SET NULL, SET DEFAULT): such changes never
+// appear in the binary log of the replica that applies them.
+func (a Action) Changes() bool {
+	return a == Cascade || a == SetNull || a == SetDefault
+}
+
+func parseAction(s string) Action {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "CASCADE":
+		return Cascade
+	case "SET NULL":
+		return SetNull
+	case "SET DEFAULT":
+		return SetDefault
+	case "NO ACTION":
+		return NoAction
+	}
+	return Restrict
+}
+
+// ForeignKey is a constraint in which the table holding it is the child.
+type ForeignKey struct {
+	Name string
+	// Columns holds the positions of the child columns in Table.Columns.
+	Columns []int
+	// Ref is the parent table. It need not exist (foreign_key_checks=0).
+	Ref TableName
+	// RefColumns holds the parent's column names, as the constraint spells them.
+	RefColumns []string
+	OnDelete   Action
+	OnUpdate   Action
+}
+
+func (fk ForeignKey) clone() ForeignKey {
+	fk.Columns = slices.Clone(fk.Columns)
+	fk.RefColumns = slices.Clone(fk.RefColumns)
+	return fk
+}
+
+// Cascades reports whether a change of a parent row can make the engine
+// change child rows through this constraint.
+func (fk *ForeignKey) Cascades() bool {
+	return fk.OnDelete.Changes() || fk.OnUpdate.Changes()
+}
+
+// ChildRef is a foreign key seen from its parent: the child table and its constraint.
+type ChildRef struct {
+	Child      TableName
+	ForeignKey ForeignKey
+}
