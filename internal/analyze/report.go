@@ -78,13 +78,13 @@ const maxHotKeys = 1 << 17
 
 // accumulator gathers what the report needs besides the trackers.
 type accumulator struct {
-	topN         int
-	txns, rows   int64
-	keys         map[uint64]*hotKey
-	tables       map[string]int64
-	missing      map[string]bool
-	keyless      map[string]bool
-	ddlWarnings  []string
+	topN        int
+	txns, rows  int64
+	keys        map[uint64]*hotKey
+	tables      map[string]int64
+	missing     map[string]bool
+	keyless     map[string]bool
+	ddlWarnings []string
 }
 
 type hotKey struct {

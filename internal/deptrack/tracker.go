@@ -91,15 +91,15 @@ type Tracker struct {
 
 	schemas map[string]uint64 // database: last writer per schema
 
-	clockFile  string            // commit-order: file of the current MySQL clock epoch
-	clockSeq   map[int64]uint64  // commit-order: sequence_number -> Seq in this epoch
-	clockMax   int64             // highest sequence_number seen in the epoch
-	commitID   uint64            // commit-order: MariaDB commit_id of the previous transaction
-	groupWait  uint64            // commit-order: what the current MariaDB group waits for
-	keys       *history          // writeset: last writer per key
-	sessions   *history          // writeset-session: last transaction per session
-	tokens     map[uint64]*token // writeset: table tokens
-	dedupe     map[uint64]struct{}
+	clockFile string            // commit-order: file of the current MySQL clock epoch
+	clockSeq  map[int64]uint64  // commit-order: sequence_number -> Seq in this epoch
+	clockMax  int64             // highest sequence_number seen in the epoch
+	commitID  uint64            // commit-order: MariaDB commit_id of the previous transaction
+	groupWait uint64            // commit-order: what the current MariaDB group waits for
+	keys      *history          // writeset: last writer per key
+	sessions  *history          // writeset-session: last transaction per session
+	tokens    map[uint64]*token // writeset: table tokens
+	dedupe    map[uint64]struct{}
 }
 
 type token struct {
