@@ -1,0 +1,33 @@
+// Command paraply is a parallel replication applier for MySQL and MariaDB:
+// it reads a source's row-based binlog, works out which transactions are
+// independent from the rows they touch, and applies them to a target with
+// many workers, exactly once. `paraply analyze` tells, offline, how parallel
+// a binlog could be applied and what serializes it.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// errSilent is returned by a command that already printed its error.
+var errSilent = errors.New("")
+
+func main() {
+	root := &cobra.Command{
+		Use:           "paraply",
+		Short:         "Parallel replication applier for MySQL and MariaDB",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(analyzeCmd(), demoCmd())
+	if err := root.Execute(); err != nil {
+		if !errors.Is(err, errSilent) {
+			fmt.Fprintln(os.Stderr, "paraply:", err)
+		}
+		os.Exit(1)
+	}
+}
