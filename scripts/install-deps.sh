@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what paraply's demo, tests and benchmarks need from Debian's
+# packages, if it is missing: MariaDB (server, client, mariadb-binlog,
+# mariadb-dump) and sysbench. Go must already be installed.
+set -euo pipefail
+
+missing=()
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
+command -v mariadb-binlog >/dev/null 2>&1 || missing+=(mariadb-client)
+command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing ${missing[*]} from Debian's packages" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+$sudo apt-get update
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y mariadb-server sysbench
+# The packaged service is not used: paraply starts its own sandboxed servers.
