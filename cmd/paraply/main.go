@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/spf13/cobra"
 )
 
@@ -17,13 +18,16 @@ import (
 var errSilent = errors.New("")
 
 func main() {
+	// The driver logs connection trouble on its own; paraply reports what
+	// matters (retries, reconnects) itself.
+	_ = mysql.SetLogger(&mysql.NopLogger{})
 	root := &cobra.Command{
 		Use:           "paraply",
 		Short:         "Parallel replication applier for MySQL and MariaDB",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(analyzeCmd(), demoCmd())
+	root.AddCommand(analyzeCmd(), replicateCmd(), verifyCmd(), demoCmd())
 	if err := root.Execute(); err != nil {
 		if !errors.Is(err, errSilent) {
 			fmt.Fprintln(os.Stderr, "paraply:", err)

@@ -28,6 +28,7 @@ func NewDecoder() *Decoder {
 	p.SetTimestampStringLocation(time.UTC)
 	p.SetRenderJSONAsMySQLText(true)
 	p.SetPayloadDecoderConcurrency(1)
+	p.SetRowsEventDecodeFunc(decodeRowsEvent) // inherited by compressed payloads' parsers
 	return &Decoder{parser: p}
 }
 
@@ -89,11 +90,26 @@ func (d *Decoder) parse(ev Event) (be *replication.BinlogEvent, err error) {
 		var ee *replication.EventError
 		if errors.As(err, &ee) {
 			// Its message dumps the whole event body; the position is enough.
-			return nil, fmt.Errorf("%w: %s", ErrCorrupt, ee.Err)
+			return nil, fmt.Errorf("%w: %s", ErrCorrupt, shortLibraryError(ee.Err))
 		}
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %s", ErrCorrupt, shortLibraryError(err.Error()))
 	}
 	return be, nil
+}
+
+// shortLibraryError cuts a go-mysql error message to its cause. A panic
+// while decoding rows comes back as "parse rows event panic <cause>, data
+// <event body>, parsed rows <rows decoded so far>, table map <...>": row
+// data that can run to megabytes and does not belong in a log.
+func shortLibraryError(msg string) string {
+	if i := strings.Index(msg, ", data "); i >= 0 {
+		msg = msg[:i]
+	}
+	const maxLen = 300
+	if len(msg) > maxLen {
+		msg = msg[:maxLen] + "..."
+	}
+	return msg
 }
 
 // apply folds one decoded event into t.
@@ -104,7 +120,7 @@ func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
 	case *replication.GTIDEvent:
 		d.mysqlGTID(t, e, be.Header.EventType)
 	case *replication.MariadbGTIDEvent:
-		t.GTID = GTID{Flavor: FlavorMariaDB, Domain: e.GTID.DomainID, Server: be.Header.ServerID, Seq: e.GTID.SequenceNumber}
+		t.GTID = mariaGTID(e, be.Header.ServerID)
 		t.Clock.CommitID = e.CommitID
 		t.Clock.MariaFlags = e.Flags
 		if e.IsDDL() {
@@ -139,10 +155,7 @@ func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
 }
 
 func (d *Decoder) mysqlGTID(t *Txn, e *replication.GTIDEvent, typ replication.EventType) {
-	if typ != replication.ANONYMOUS_GTID_EVENT && e.GNO > 0 {
-		t.GTID = GTID{Flavor: FlavorMySQL, Seq: uint64(e.GNO), Tag: e.Tag.String()}
-		copy(t.GTID.SID[:], e.SID)
-	}
+	t.GTID = mysqlGTID(e, typ)
 	if e.SequenceNumber > 0 {
 		t.Clock.Logical = true
 		t.Clock.LastCommitted = e.LastCommitted

@@ -113,6 +113,14 @@ func (r *FileReader) readEvent() (Event, error) {
 	if size < HeaderSize || size > maxEventSize {
 		return Event{}, &PosError{Pos: pos, Err: fmt.Errorf("%w: header claims an event size of %d bytes", ErrCorrupt, size)}
 	}
+	// A damaged size field can claim up to maxEventSize: check that the
+	// file holds a large event before allocating (and zeroing) room for it.
+	if size > 1<<20 {
+		if st, err := r.f.Stat(); err == nil && st.Size()-r.off < int64(size) {
+			ev := Event{Data: hdr[:], Pos: pos}
+			return Event{}, &PosError{Pos: pos, Event: ev.Type().String(), Err: fmt.Errorf("%w: file ends inside the event (%d of %d bytes)", ErrTruncated, st.Size()-r.off, size)}
+		}
+	}
 	data := make([]byte, size)
 	copy(data, hdr[:])
 	if n, err := io.ReadFull(r.r, data[HeaderSize:]); err != nil {

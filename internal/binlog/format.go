@@ -54,7 +54,30 @@ func ParseFormat(ev Event) (*Format, error) {
 			return nil, err
 		}
 	}
+	if err := checkPostHeaders(fde.EventTypeHeaderLengths); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// checkPostHeaders rejects a format whose event numbering is not that of a
+// released server. Every MySQL and MariaDB release gives query events a
+// 13-byte post-header and XID events none; development trees of MySQL 5.1
+// and 5.2 (the wl2325 binlogs) numbered their events differently, so their
+// table maps would be read as XIDs and their rows events as LOAD DATA.
+func checkPostHeaders(lens []byte) error {
+	want := []struct {
+		t replication.EventType
+		n byte
+	}{{replication.QUERY_EVENT, 13}, {replication.XID_EVENT, 0}}
+	for _, w := range want {
+		i := int(w.t) - 1 // the table starts at event type 1
+		if i < len(lens) && lens[i] != w.n {
+			return fmt.Errorf("%w: the format description gives %s a %d-byte post-header, not %d: events are numbered as by no released server",
+				ErrUnsupported, w.t, lens[i], w.n)
+		}
+	}
+	return nil
 }
 
 // safeDecode runs a go-mysql decoder and turns a panic on malformed input

@@ -48,6 +48,9 @@ type Framer struct {
 	state  framing
 	cur    []Event
 	ready  []*RawTxn
+	// probeCRC is set by a format description without checksums: the
+	// event after it is checked for one anyway (see push).
+	probeCRC bool
 }
 
 // NewFramer returns a Framer that has seen no format description yet.
@@ -131,11 +134,28 @@ func (f *Framer) push(ev Event) error {
 		return f.pushFormat(ev)
 	}
 	if f.format == nil {
+		// A replication stream starts with an artificial rotate event, sent
+		// before the format description; heartbeats may come any time.
+		if t == replication.ROTATE_EVENT || t == replication.HEARTBEAT_EVENT || t == replication.HEARTBEAT_LOG_EVENT_V2 {
+			return nil
+		}
 		return posErr(ev, fmt.Errorf("%w: event before any format description event", ErrCorrupt))
 	}
 	if f.format.Checksum {
 		if err := ev.verifyCRC(); err != nil {
 			return posErr(ev, err)
+		}
+	}
+	if f.probeCRC {
+		// Whether events carry checksums is read from the server version
+		// and the algorithm byte of the format description, which only the
+		// checksums themselves protect: one flipped bit there would have
+		// every checksum read as event data. An event without a checksum
+		// ends with its own CRC32 with probability 2^-32.
+		f.probeCRC = false
+		if ev.verifyCRC() == nil {
+			return posErr(ev, fmt.Errorf("%w: the event ends with its CRC32, but the format description at %d announces no checksums (its server version or checksum algorithm is damaged)",
+				ErrCorrupt, f.format.Event.Pos.Offset))
 		}
 	}
 	switch t {
@@ -216,6 +236,7 @@ func (f *Framer) pushFormat(ev Event) error {
 		return posErr(ev, err)
 	}
 	f.format = fm
+	f.probeCRC = !fm.Checksum
 	return nil
 }
 
@@ -388,4 +409,55 @@ func trimLeadingComments(q string) string {
 		}
 		return q
 	}
+}
+
+// GTID decodes the transaction's GTID from its first event (zero when the
+// transaction has none), without decoding the rest.
+func (t *RawTxn) GTID() (GTID, error) {
+	if len(t.Events) == 0 {
+		return GTID{}, nil
+	}
+	ev := t.Events[0]
+	body := ev.Data[HeaderSize:]
+	if t.Format != nil && t.Format.Checksum {
+		body = body[:len(body)-4]
+	}
+	switch ev.Type() {
+	case replication.MARIADB_GTID_EVENT:
+		e := &replication.MariadbGTIDEvent{}
+		if err := safeDecode(e, body); err != nil {
+			return GTID{}, posErr(ev, fmt.Errorf("%w: %v", ErrCorrupt, err))
+		}
+		return mariaGTID(e, ev.ServerID()), nil
+	case replication.GTID_EVENT, replication.GTID_TAGGED_LOG_EVENT:
+		var e *replication.GTIDEvent
+		if ev.Type() == replication.GTID_TAGGED_LOG_EVENT {
+			te := &replication.GtidTaggedLogEvent{}
+			if err := safeDecode(te, body); err != nil {
+				return GTID{}, posErr(ev, fmt.Errorf("%w: %v", ErrCorrupt, err))
+			}
+			e = &te.GTIDEvent
+		} else {
+			e = &replication.GTIDEvent{}
+			if err := safeDecode(e, body); err != nil {
+				return GTID{}, posErr(ev, fmt.Errorf("%w: %v", ErrCorrupt, err))
+			}
+		}
+		return mysqlGTID(e, ev.Type()), nil
+	}
+	return GTID{}, nil
+}
+
+func mariaGTID(e *replication.MariadbGTIDEvent, serverID uint32) GTID {
+	return GTID{Flavor: FlavorMariaDB, Domain: e.GTID.DomainID, Server: serverID, Seq: e.GTID.SequenceNumber}
+}
+
+// mysqlGTID is the GTID of a MySQL GTID event; zero for an anonymous one.
+func mysqlGTID(e *replication.GTIDEvent, typ replication.EventType) GTID {
+	if typ == replication.ANONYMOUS_GTID_EVENT || e.GNO <= 0 {
+		return GTID{}
+	}
+	g := GTID{Flavor: FlavorMySQL, Seq: uint64(e.GNO), Tag: e.Tag.String()}
+	copy(g.SID[:], e.SID)
+	return g
 }

@@ -4,6 +4,7 @@
 package config
 
 import (
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"net"
@@ -77,10 +78,10 @@ func (e Endpoint) String() string { return "mysql://" + e.User + "@" + e.Addr() 
 // LogValue makes slog print the redacted form.
 func (e Endpoint) LogValue() slog.Value { return slog.StringValue(e.String()) }
 
-// DriverDSN is the go-sql-driver/mysql DSN for database db (may be empty).
-// Sessions use UTC so that TIMESTAMP values round-trip as the binlog holds
-// them, and utf8mb4.
-func (e Endpoint) DriverDSN(db string) string {
+// DriverConfig is the go-sql-driver/mysql configuration for database db
+// (may be empty). Sessions use UTC so that TIMESTAMP values round-trip as
+// the binlog holds them, and utf8mb4.
+func (e Endpoint) DriverConfig(db string) *mysql.Config {
 	c := mysql.NewConfig()
 	c.User, c.Passwd, c.Net, c.Addr, c.DBName = e.User, e.password, "tcp", e.Addr(), db
 	c.Loc = time.UTC
@@ -88,7 +89,24 @@ func (e Endpoint) DriverDSN(db string) string {
 	c.Collation = "utf8mb4_general_ci"
 	c.Timeout = 10 * time.Second
 	c.AllowNativePasswords = true
-	return c.FormatDSN()
+	return c
+}
+
+// DriverDSN is DriverConfig as a DSN string (it holds the password).
+func (e Endpoint) DriverDSN(db string) string { return e.DriverConfig(db).FormatDSN() }
+
+// Open opens a connection pool on the endpoint; configure, if not nil,
+// adjusts the driver configuration first.
+func (e Endpoint) Open(configure func(*mysql.Config)) (*sql.DB, error) {
+	c := e.DriverConfig("")
+	if configure != nil {
+		configure(c)
+	}
+	conn, err := mysql.NewConnector(c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", e, err)
+	}
+	return sql.OpenDB(conn), nil
 }
 
 // ResolvePassword fills e's password, in order of preference: the file

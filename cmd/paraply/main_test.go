@@ -1,0 +1,25 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// TestMain lets the test binary act as paraply itself when
+// PARAPLY_RUN_MAIN is set, so that tests can start, kill and restart real
+// paraply processes without building the binary separately.
+func TestMain(m *testing.M) {
+	if os.Getenv("PARAPLY_RUN_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// paraply returns a command running paraply with args.
+func paraply(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "PARAPLY_RUN_MAIN=1")
+	return cmd
+}

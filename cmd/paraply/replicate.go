@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/paraply/paraply/internal/config"
+	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/replicate"
+)
+
+func replicateCmd() *cobra.Command {
+	cfg := replicate.Default()
+	var (
+		sourceURL, targetURL, mode string
+		sourcePwFile, targetPwFile string
+		configFile, logLevel       string
+	)
+	cmd := &cobra.Command{
+		Use:   "replicate --source mysql://USER@HOST:PORT --target mysql://USER@HOST:PORT",
+		Short: "Replicate a live source into a target with many workers, exactly once",
+		Long: `replicate connects to the source as a replica (GTID), keeps what it receives
+in a relay log, computes which transactions are independent, and applies them
+on the target with --workers sessions, recording every applied GTID on the
+target in the same transaction (schema paraply). It survives SIGKILL at any
+moment: a restart resumes from the target's checkpoint and skips what is
+already applied.
+
+Passwords come from PARAPLY_SOURCE_PASSWORD / PARAPLY_TARGET_PASSWORD or from
+--source-password-file / --target-password-file, never from logs.`,
+		Args: cobra.NoArgs,
+		PreRunE: func(cmd *cobra.Command, _ []string) error {
+			if configFile != "" {
+				return config.ApplyFile(cmd.Flags(), configFile)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Source, err = endpoint(sourceURL, "PARAPLY_SOURCE_PASSWORD", sourcePwFile); err != nil {
+				return fmt.Errorf("--source: %w", err)
+			}
+			if cfg.Target, err = endpoint(targetURL, "PARAPLY_TARGET_PASSWORD", targetPwFile); err != nil {
+				return fmt.Errorf("--target: %w", err)
+			}
+			if cfg.Mode, err = deptrack.ParseMode(mode); err != nil {
+				return err
+			}
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return replicate.Run(ctx, cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&sourceURL, "source", "", "source server, mysql://USER@HOST:PORT")
+	f.StringVar(&targetURL, "target", "", "target server, mysql://USER@HOST:PORT")
+	f.StringVar(&sourcePwFile, "source-password-file", "", "file holding the source password")
+	f.StringVar(&targetPwFile, "target-password-file", "", "file holding the target password")
+	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "parallel apply sessions on the target")
+	f.StringVar(&mode, "dependency", cfg.Mode.String(), "serial|database|commit-order|writeset|writeset-session")
+	f.BoolVar(&cfg.PreserveOrder, "preserve-commit-order", cfg.PreserveOrder, "commit on the target in source order")
+	f.StringVar(&cfg.RelayDir, "relay-dir", cfg.RelayDir, "directory of the relay log")
+	f.Int64Var(&cfg.RelayMaxBytes, "relay-max-bytes", cfg.RelayMaxBytes, "disk the relay log may use; receiving pauses when it is full")
+	f.Uint32Var(&cfg.ServerID, "server-id", cfg.ServerID, "replica server_id presented to the source (unique among its replicas)")
+	f.StringVar(&cfg.StartGTID, "start-gtid", "", "GTID position to start from when the target has no checkpoint (default: the source's current position)")
+	f.BoolVar(&cfg.UntilCaughtUp, "until-caught-up", false, "exit 0 once the target has applied everything the source had at start")
+	f.IntVar(&cfg.BatchTxns, "batch-max-txns", cfg.BatchTxns, "source transactions combined into one target transaction at most")
+	f.IntVar(&cfg.History, "history-size", 0, "writeset history size in keys (default 25000)")
+	f.IntVar(&cfg.Window, "window", cfg.Window, "look-ahead: transactions admitted and not yet committed, at most")
+	f.DurationVar(&cfg.Heartbeat, "heartbeat", cfg.Heartbeat, "source heartbeat period (a silent stream is reconnected after 3)")
+	f.StringVar(&configFile, "config", "", "file of flag settings, one 'name = value' per line (command-line flags win)")
+	f.StringVar(&logLevel, "log-level", "info", "debug|info|warn|error")
+	return cmd
+}
+
+// endpoint parses a --source/--target URL and resolves its password.
+func endpoint(url, envVar, pwFile string) (config.Endpoint, error) {
+	ep, err := config.ParseEndpoint(url)
+	if err != nil {
+		return ep, err
+	}
+	return ep.ResolvePassword(envVar, pwFile)
+}

@@ -1,0 +1,134 @@
+package applier
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/schema"
+)
+
+// ddl runs a DDL transaction. It is a barrier: everything before it has
+// committed and nothing after it runs until it is done. DDL commits
+// implicitly on MariaDB, so it cannot share a transaction with the
+// checkpoint row; checkpoint.Store brackets it instead (BeginDDL records a
+// fingerprint of what it changes, EndDDL records it applied).
+func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
+	t := work.Txns[0]
+	if len(t.Txn.Rows) > 0 {
+		return &ConflictError{GTID: t.GTID, What: "DDL and row changes in one transaction (CREATE TABLE ... SELECT) are not supported; apply this transaction by hand, then resume after it"}
+	}
+	stmts := ddlStatements(t.DDL.Statements)
+	for i, st := range stmts {
+		marker := t.GTID
+		if len(stmts) > 1 {
+			marker += "/ddl" + strconv.Itoa(i+1)
+		}
+		// A previous attempt may have failed while the statement ran (the
+		// target restarted): its bracket row tells whether it took effect.
+		if p, err := w.p.store.PendingFor(ctx, marker); err != nil {
+			return err
+		} else if p != nil {
+			out, err := w.p.store.ResolveDDL(ctx, p)
+			if err != nil {
+				return err
+			}
+			if out == checkpoint.DDLApplied {
+				continue
+			}
+			t.DDL.Rerun = true
+		}
+		if err := w.p.store.BeginDDL(ctx, marker, st.Schema, st.Query, t.DDL.Objects); err != nil {
+			return err
+		}
+		if st.Schema != "" {
+			if _, err := conn.ExecContext(ctx, "USE "+schema.QuoteIdent(st.Schema)); err != nil {
+				if !isUnknownDatabase(err) {
+					return err
+				}
+				// The statement names its tables fully, or fails below
+				// with a clearer error.
+			}
+		}
+		if _, err := conn.ExecContext(ctx, st.Query); err != nil {
+			if !(t.DDL.Rerun && alreadyDone(err)) {
+				if classify(err) == fatal {
+					return &ConflictError{GTID: t.GTID, What: "DDL failed on the target: " + abbreviate(st.Query), Err: err}
+				}
+				return err
+			}
+		}
+		if len(stmts) > 1 {
+			if err := w.retrying(ctx, func() error { return w.p.store.EndDDL(ctx, marker) }); err != nil {
+				return err
+			}
+		}
+	}
+	// The DDL ran: record it, waiting out a target restart rather than
+	// running it again.
+	if err := w.retrying(ctx, func() error { return w.p.store.EndDDL(ctx, t.GTID) }); err != nil {
+		return err
+	}
+	w.p.seq.Done(work.First(), work.Last())
+	return nil
+}
+
+// retrying calls fn until it succeeds, fails for good, or ctx ends.
+func (w *worker) retrying(ctx context.Context, fn func() error) error {
+	backoff := 50 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil || !Retryable(err) {
+			return err
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		backoff = min(2*backoff, w.p.cfg.MaxBackoff)
+	}
+}
+
+// ddlStatements are the statements of a DDL transaction to run.
+func ddlStatements(all []binlog.Statement) []binlog.Statement {
+	var out []binlog.Statement
+	for _, s := range all {
+		if s.DDL {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// alreadyDone reports errors that mean a re-run DDL's change is already
+// there (table, database, key, column or user exists or is already gone).
+func alreadyDone(err error) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Number {
+	case 1007, 1008, 1050, 1051, 1060, 1061, 1091, 1396, 1826:
+		return true
+	}
+	return false
+}
+
+func isUnknownDatabase(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1049
+}
+
+func abbreviate(q string) string {
+	if len(q) > 200 {
+		return q[:200] + "…"
+	}
+	return q
+}

@@ -1,0 +1,132 @@
+package applier
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// ConflictError stops replication: the target does not hold what the
+// source's binlog says it held (a row to change is missing, a row to insert
+// already exists, a table is missing or different). It names the
+// transaction, table and key, and nothing after it is applied, so that the
+// target can be fixed and replication resumed.
+type ConflictError struct {
+	GTID  string
+	Table string
+	Key   string
+	What  string
+	Err   error
+}
+
+func (e *ConflictError) Error() string {
+	s := "GTID " + e.GTID
+	if e.Table != "" {
+		s += ": " + e.Table
+	}
+	if e.Key != "" {
+		s += " " + e.Key
+	}
+	s += ": " + e.What
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s + " (the target was left as it was; fix it and restart paraply to resume)"
+}
+
+func (e *ConflictError) Unwrap() error { return e.Err }
+
+// class is what to do about an error from the target.
+type class int
+
+const (
+	fatal     class = iota // stop replication
+	retry                  // roll back and run again
+	reconnect              // the session is gone: open a new one, then run again
+	transient              // retry, possibly after a pause (server busy)
+)
+
+// MariaDB/MySQL error numbers that matter here.
+const (
+	erLockWaitTimeout  = 1205
+	erLockDeadlock     = 1213
+	erDupEntry         = 1062
+	erNoSuchTable      = 1146
+	erBadField         = 1054
+	erNoReferencedRow  = 1452
+	erRowIsReferenced  = 1451
+	erQueryInterrupted = 1317
+	erConCount         = 1040
+	erServerShutdown   = 1053
+	erTooManyConn      = 1203
+	erReadOnly         = 1290
+)
+
+// classify sorts an error from executing or committing on the target.
+func classify(err error) class {
+	if errors.Is(err, ErrAborted) {
+		return retry
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case erLockWaitTimeout, erLockDeadlock:
+			return retry
+		case erServerShutdown, erQueryInterrupted:
+			return reconnect
+		case erConCount, erTooManyConn:
+			return transient
+		}
+		return fatal
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
+		return reconnect
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return reconnect
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fatal
+	}
+	return fatal
+}
+
+// Retryable reports whether an error from the target goes away by trying
+// again (lock waits, deadlocks, lost connections, a server restarting).
+func Retryable(err error) bool { return classify(err) != fatal }
+
+// isLockWait reports a lock wait timeout or deadlock.
+func isLockWait(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == erLockWaitTimeout || me.Number == erLockDeadlock)
+}
+
+// describe names a MySQL error for a conflict message.
+func describe(err error) string {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case erDupEntry:
+			return "duplicate key on the target"
+		case erNoSuchTable:
+			return "table missing on the target"
+		case erBadField:
+			return "table differs on the target (unknown column)"
+		case erNoReferencedRow:
+			return "foreign key parent row missing on the target"
+		case erRowIsReferenced:
+			return "row still referenced by a child on the target"
+		}
+		return fmt.Sprintf("error %d from the target", me.Number)
+	}
+	return "error from the target"
+}

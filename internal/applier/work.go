@@ -1,0 +1,59 @@
+package applier
+
+import (
+	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/sqlgen"
+)
+
+// Txn is a source transaction prepared for applying.
+type Txn struct {
+	// Seq is the transaction's place in the stream (its relay log index).
+	Seq  uint64
+	GTID string
+	Txn  *binlog.Txn
+	// Tables holds the SQL-generation view of each Txn.Rows' table,
+	// resolved when the transaction was read (so that workers never touch
+	// the schema catalog while DDL changes it).
+	Tables []*sqlgen.Table
+	// DDL is set when the transaction runs DDL.
+	DDL *DDL
+	// Bytes is the transaction's size as received (for queue bounds).
+	Bytes int
+}
+
+// DDL describes the DDL statements of a transaction.
+type DDL struct {
+	Statements []binlog.Statement
+	// Objects are the schemas and tables the DDL may change (empty when
+	// unknown: then every schema is fingerprinted).
+	Objects []checkpoint.Object
+	// Rerun is set when this DDL was running at a crash and did not leave
+	// a trace: errors saying its change already exists are tolerated.
+	Rerun bool
+}
+
+// Work is what a worker applies as one target transaction: consecutive
+// source transactions (target batching), or one DDL transaction.
+type Work struct {
+	Txns []*Txn
+	// Retries counts the attempts beyond the first (filled by the worker).
+	Retries int
+	// Err is set when the work failed for good.
+	Err error
+}
+
+// First and Last are the range of stream positions the work covers.
+func (w *Work) First() uint64 { return w.Txns[0].Seq }
+
+// Last is the position of the work's last transaction.
+func (w *Work) Last() uint64 { return w.Txns[len(w.Txns)-1].Seq }
+
+// GTIDs lists the GTIDs the work applies.
+func (w *Work) GTIDs() []string {
+	out := make([]string, len(w.Txns))
+	for i, t := range w.Txns {
+		out[i] = t.GTID
+	}
+	return out
+}

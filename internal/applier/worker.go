@@ -1,0 +1,412 @@
+package applier
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/sqlgen"
+)
+
+// Config configures the worker pool.
+type Config struct {
+	// Workers is the number of target sessions applying in parallel.
+	Workers int
+	// PreserveOrder makes commits happen in source order.
+	PreserveOrder bool
+	// MaxBackoff bounds the pause between attempts after an error.
+	MaxBackoff time.Duration
+	Logger     *slog.Logger
+	// Observer, if set, is told what workers do (metrics).
+	Observer Observer
+}
+
+// Observer receives the workers' events. Methods are called from worker
+// goroutines and must be safe for concurrent use.
+type Observer interface {
+	// Applied: a worker committed work after busy time (executing and
+	// committing) and turn time (waiting for its commit turn).
+	Applied(worker int, w *Work, busy, turn time.Duration)
+	// Retried: an attempt failed with a retryable error.
+	Retried(worker int, w *Work, err error)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Applied(int, *Work, time.Duration, time.Duration) {}
+func (nopObserver) Retried(int, *Work, error)                        {}
+
+// Pool is the set of workers. Work arrives on a channel and leaves, applied,
+// on another; the first error that is not retryable stops every worker.
+type Pool struct {
+	cfg   Config
+	db    *sql.DB
+	store *checkpoint.Store
+	seq   *Sequencer
+}
+
+// NewPool applies through db (a pool on the target opened with
+// SessionParams), recording progress with store and ordering commits with
+// seq.
+func NewPool(cfg Config, db *sql.DB, store *checkpoint.Store, seq *Sequencer) *Pool {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 1
+	}
+	if cfg.MaxBackoff == 0 {
+		cfg.MaxBackoff = 2 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
+	}
+	return &Pool{cfg: cfg, db: db, store: store, seq: seq}
+}
+
+// ConfigureSession sets up the driver for worker sessions: one round trip
+// per packet of statements (client-side interpolation of placeholders,
+// several statements per packet), UPDATE counting matched rather than
+// changed rows, TIMESTAMPs in UTC as the binlog holds them, zero dates and
+// explicit zeros in AUTO_INCREMENT columns accepted as a replica's SQL
+// thread accepts them, row locks only on the rows touched, and a short lock
+// wait so that a commit-order deadlock is noticed quickly.
+func ConfigureSession(c *mysql.Config) {
+	c.InterpolateParams = true
+	c.MultiStatements = true
+	c.ClientFoundRows = true
+	if c.Params == nil {
+		c.Params = map[string]string{}
+	}
+	c.Params["time_zone"] = "'+00:00'"
+	c.Params["sql_mode"] = "'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION'"
+	c.Params["tx_isolation"] = "'READ-COMMITTED'"
+	c.Params["innodb_lock_wait_timeout"] = "2"
+}
+
+// Run starts the workers and returns when ctx is done or a worker fails.
+func (p *Pool) Run(ctx context.Context, in <-chan *Work, done chan<- *Work) error {
+	g, ctx := errgroup.WithContext(ctx)
+	for i := 0; i < p.cfg.Workers; i++ {
+		w := &worker{id: i, p: p, log: p.cfg.Logger.With("worker", i)}
+		g.Go(func() error { return w.run(ctx, in, done) })
+	}
+	return g.Wait()
+}
+
+type worker struct {
+	id    int
+	p     *Pool
+	log   *slog.Logger
+	conn  *sql.Conn
+	batch sqlgen.Batch
+}
+
+func (w *worker) run(ctx context.Context, in <-chan *Work, done chan<- *Work) error {
+	defer w.closeConn()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case work, ok := <-in:
+			if !ok {
+				return nil
+			}
+			if err := w.apply(ctx, work); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				work.Err = err
+				return err
+			}
+			select {
+			case done <- work:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+	}
+}
+
+// apply runs work until it commits or fails for good.
+func (w *worker) apply(ctx context.Context, work *Work) error {
+	turnFirst := false
+	backoff := 10 * time.Millisecond
+	for {
+		began := time.Now()
+		turn, err := w.attempt(ctx, work, turnFirst)
+		if err == nil {
+			w.p.cfg.Observer.Applied(w.id, work, time.Since(began)-turn, turn)
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		c := classify(err)
+		if c == fatal {
+			return err
+		}
+		work.Retries++
+		w.p.cfg.Observer.Retried(w.id, work, err)
+		w.log.Debug("retrying", "gtid", work.Txns[0].GTID, "attempt", work.Retries, "err", err)
+		switch {
+		case errors.Is(err, ErrAborted):
+			// Let the transactions before this one commit first, or the
+			// same locks block them again.
+			turnFirst = true
+			continue
+		case c == reconnect:
+			w.closeConn()
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		backoff = min(2*backoff, w.p.cfg.MaxBackoff)
+	}
+}
+
+// attempt applies work once; it returns the time spent waiting for the
+// commit turn.
+func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (time.Duration, error) {
+	conn, err := w.session(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if work.Txns[0].DDL != nil {
+		return 0, w.ddl(ctx, conn, work)
+	}
+	var turn time.Duration
+	if turnFirst && w.p.cfg.PreserveOrder {
+		t0 := time.Now()
+		if err := w.p.seq.WaitTurn(ctx, work.First()); err != nil {
+			return 0, err
+		}
+		turn = time.Since(t0)
+	}
+	if err := w.build(work); err != nil {
+		return 0, err
+	}
+	affected, err := execMulti(ctx, conn, w.batch.SQL(), w.batch.Args())
+	if err != nil {
+		w.rollback(conn)
+		if isLockWait(err) && work.First() == w.p.seq.Prefix()+1 && w.p.cfg.PreserveOrder {
+			// This transaction is next to commit, so what holds its locks
+			// is a later transaction waiting for its turn.
+			if n := w.p.seq.AbortWaiters(); n > 0 {
+				w.log.Info("lock wait at the head of the commit order: later transactions retry", "gtid", work.Txns[0].GTID, "aborted", n)
+			}
+		}
+		if classify(err) == fatal {
+			return 0, w.conflict(work, err)
+		}
+		return 0, err
+	}
+	if err := w.check(work, affected); err != nil {
+		w.rollback(conn)
+		return 0, err
+	}
+	if w.p.cfg.PreserveOrder && !turnFirst {
+		t0 := time.Now()
+		if err := w.p.seq.WaitTurn(ctx, work.First()); err != nil {
+			w.rollback(conn)
+			return 0, err
+		}
+		turn = time.Since(t0)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		if classify(err) != reconnect {
+			w.rollback(conn)
+			return turn, err
+		}
+		// The COMMIT may or may not have happened: the checkpoint rows say.
+		w.closeConn()
+		if ok, cerr := w.committed(ctx, work); cerr != nil || !ok {
+			return turn, err
+		}
+	}
+	w.p.seq.Done(work.First(), work.Last())
+	return turn, nil
+}
+
+// build fills the worker's batch with work's statements.
+func (w *worker) build(work *Work) error {
+	b := &w.batch
+	b.Reset()
+	b.Raw("START TRANSACTION")
+	for i, t := range work.Txns {
+		fkOff := false
+		for _, r := range t.Txn.Rows {
+			if r.Flags&binlog.RowsFlagNoForeignKeyCheck != 0 {
+				fkOff = true
+			}
+		}
+		if fkOff {
+			b.Raw("SET foreign_key_checks = 0")
+		}
+		for j, r := range t.Txn.Rows {
+			if err := b.Add(t.Tables[j], r, i); err != nil {
+				return &ConflictError{GTID: t.GTID, Table: t.Tables[j].Name.String(), What: "cannot build SQL", Err: err}
+			}
+		}
+		for _, s := range t.Txn.Statements {
+			if binlog.ClassifyStatement(s.Query) == binlog.StmtSavepoint {
+				b.Raw(s.Query)
+			}
+		}
+		if fkOff {
+			b.Raw("SET foreign_key_checks = 1")
+		}
+	}
+	q, args := checkpoint.AppliedSQL(work.GTIDs())
+	b.Raw(q, args...)
+	return nil
+}
+
+// check compares each statement's affected rows with what the binlog says
+// it touched.
+func (w *worker) check(work *Work, affected []int64) error {
+	exp := w.batch.Expects()
+	if len(affected) != len(exp) {
+		return fmt.Errorf("target answered %d results for %d statements", len(affected), len(exp))
+	}
+	for i, e := range exp {
+		if e.Rows < 0 || affected[i] == e.Rows {
+			continue
+		}
+		t := work.Txns[e.Txn]
+		what := fmt.Sprintf("%s matched %d rows on the target, the source changed %d", strings.ToUpper(e.Op.String()), affected[i], e.Rows)
+		if affected[i] == 0 {
+			what = fmt.Sprintf("row to %s not found on the target", e.Op)
+		}
+		return &ConflictError{GTID: t.GTID, Table: e.Table.String(), Key: e.Key, What: what}
+	}
+	return nil
+}
+
+// conflict turns a fatal error from the batch into a ConflictError naming
+// the transaction (the first of the work when the statement is unknown).
+func (w *worker) conflict(work *Work, err error) error {
+	t := work.Txns[0]
+	table := ""
+	if len(t.Tables) > 0 && t.Tables[0] != nil {
+		table = t.Tables[0].Name.String()
+	}
+	if len(work.Txns) > 1 {
+		// Several transactions went in one packet: say which ones.
+		return &ConflictError{GTID: t.GTID + " .. " + work.Txns[len(work.Txns)-1].GTID, What: describe(err), Err: err}
+	}
+	return &ConflictError{GTID: t.GTID, Table: table, What: describe(err), Err: err}
+}
+
+// committed asks the target whether work's GTIDs are recorded, after a
+// COMMIT whose answer was lost.
+func (w *worker) committed(ctx context.Context, work *Work) (bool, error) {
+	gtids := work.GTIDs()
+	for {
+		n, err := w.p.store.Applied(ctx, gtids)
+		if err == nil {
+			return n == len(gtids), nil
+		}
+		if classify(err) == fatal {
+			return false, err
+		}
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+}
+
+func (w *worker) rollback(conn *sql.Conn) {
+	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		w.closeConn()
+	}
+}
+
+// session returns the worker's target session, opening it if needed.
+func (w *worker) session(ctx context.Context) (*sql.Conn, error) {
+	if w.conn != nil {
+		return w.conn, nil
+	}
+	c, err := w.p.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w.conn = c
+	return c, nil
+}
+
+func (w *worker) closeConn() {
+	if w.conn == nil {
+		return
+	}
+	// Raw lets us discard the session so that the pool does not reuse a
+	// connection in an unknown transaction state.
+	_ = w.conn.Raw(func(any) error { return driver.ErrBadConn })
+	w.conn.Close()
+	w.conn = nil
+}
+
+// execMulti sends a packet of statements and returns each one's affected
+// rows.
+func execMulti(ctx context.Context, conn *sql.Conn, query string, args []any) ([]int64, error) {
+	var affected []int64
+	err := conn.Raw(func(dc any) error {
+		ex, ok := dc.(driver.ExecerContext)
+		if !ok {
+			return errors.New("the target driver cannot execute statements directly")
+		}
+		named := make([]driver.NamedValue, len(args))
+		for i, a := range args {
+			named[i] = driver.NamedValue{Ordinal: i + 1, Value: driverValue(a)}
+		}
+		res, err := ex.ExecContext(ctx, query, named)
+		if err != nil {
+			return err
+		}
+		affected = res.(mysql.Result).AllRowsAffected()
+		return nil
+	})
+	return affected, err
+}
+
+// driverValue converts a decoded binlog value to one of the types the
+// driver interpolates.
+func driverValue(v any) driver.Value {
+	switch v := v.(type) {
+	case nil, int64, uint64, float64, bool, []byte, string, time.Time:
+		return v
+	case int8:
+		return int64(v)
+	case int16:
+		return int64(v)
+	case int32:
+		return int64(v)
+	case int:
+		return int64(v)
+	case uint8:
+		return uint64(v)
+	case uint16:
+		return uint64(v)
+	case uint32:
+		return uint64(v)
+	case uint:
+		return uint64(v)
+	case float32:
+		return float64(v)
+	}
+	return fmt.Sprint(v)
+}

@@ -1,0 +1,200 @@
+// Package checkpoint keeps, on the target itself, what paraply has applied,
+// so that a restart after a crash at any instant neither loses nor repeats
+// a transaction.
+//
+// Every target transaction inserts one row per source GTID it applies into
+// paraply.applied, in the same transaction as the changes: a GTID is in
+// that table exactly when its changes are on the target. A single row in
+// paraply.progress holds a low-water mark: the source position below which
+// everything is applied, written now and then by the coordinator (never by
+// workers, so it is not a hot row), together with deleting the applied rows
+// it covers. After a crash the source is streamed again from the low-water
+// mark and every transaction whose GTID is in paraply.applied is skipped.
+//
+// DDL cannot share a transaction with the bookkeeping on MariaDB, so it is
+// bracketed instead: a row in paraply.ddl records the statement and a
+// fingerprint of the objects it changes before it runs, and is replaced by
+// the applied row after. A restart that finds the row compares fingerprints
+// to tell whether the DDL took effect.
+package checkpoint
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Schema is the target database paraply keeps its bookkeeping in.
+const Schema = "paraply"
+
+var ddlStatements = []string{
+	"CREATE DATABASE IF NOT EXISTS `paraply`",
+	"CREATE TABLE IF NOT EXISTS `paraply`.`applied` (" +
+		"`gtid` VARCHAR(120) CHARACTER SET ascii NOT NULL PRIMARY KEY," +
+		"`applied_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) ENGINE=InnoDB",
+	"CREATE TABLE IF NOT EXISTS `paraply`.`progress` (" +
+		"`id` TINYINT UNSIGNED NOT NULL PRIMARY KEY," +
+		"`position` MEDIUMTEXT CHARACTER SET ascii NOT NULL," +
+		"`relay_index` BIGINT UNSIGNED NOT NULL," +
+		"`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)) ENGINE=InnoDB",
+	"CREATE TABLE IF NOT EXISTS `paraply`.`ddl` (" +
+		"`gtid` VARCHAR(120) CHARACTER SET ascii NOT NULL PRIMARY KEY," +
+		"`schema_name` VARCHAR(64) NOT NULL," +
+		"`query` LONGTEXT NOT NULL," +
+		"`fingerprint` CHAR(32) CHARACTER SET ascii NOT NULL," +
+		"`objects` MEDIUMTEXT NOT NULL," +
+		"`started_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) ENGINE=InnoDB",
+}
+
+// Store reads and writes the bookkeeping tables. Its methods may be called
+// from several goroutines (each uses its own connection from the pool).
+type Store struct {
+	db *sql.DB
+}
+
+// NewStore uses db, a pool on the target.
+func NewStore(db *sql.DB) *Store { return &Store{db: db} }
+
+// Init creates the bookkeeping schema and tables if they are missing.
+func (s *Store) Init(ctx context.Context) error {
+	for _, q := range ddlStatements {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("creating paraply's bookkeeping tables on the target: %w", err)
+		}
+	}
+	return nil
+}
+
+// State is what the target says has been applied.
+type State struct {
+	// Position is the source position (a GTID set in the source's text
+	// form) below which everything is applied; "" if nothing was ever
+	// checkpointed.
+	Position string
+	// RelayIndex is the relay log index of the transaction at Position.
+	RelayIndex uint64
+	// Applied holds the GTIDs applied beyond Position (and possibly a few
+	// below it that compaction has not reached yet: skipping those is
+	// harmless, the stream never yields them again).
+	Applied map[string]bool
+	// PendingDDL is a DDL that started and whose outcome is unknown.
+	PendingDDL *PendingDDL
+}
+
+// PendingDDL is a DDL bracketed in paraply.ddl.
+type PendingDDL struct {
+	GTID        string
+	Schema      string
+	Query       string
+	Fingerprint string
+	Objects     []string // encoded: schema NUL table per entry
+}
+
+// Load reads the state. Call Init first.
+func (s *Store) Load(ctx context.Context) (*State, error) {
+	st := &State{Applied: map[string]bool{}}
+	err := s.db.QueryRowContext(ctx, "SELECT `position`, `relay_index` FROM `paraply`.`progress` WHERE `id` = 1").Scan(&st.Position, &st.RelayIndex)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("reading paraply.progress: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT `gtid` FROM `paraply`.`applied`")
+	if err != nil {
+		return nil, fmt.Errorf("reading paraply.applied: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g string
+		if err := rows.Scan(&g); err != nil {
+			return nil, err
+		}
+		st.Applied[g] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if st.PendingDDL, err = s.pendingDDL(ctx, ""); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// pendingDDL reads the bracket row of gtid (any, if gtid is ""); nil if
+// there is none.
+func (s *Store) pendingDDL(ctx context.Context, gtid string) (*PendingDDL, error) {
+	var p PendingDDL
+	var objects string
+	err := s.db.QueryRowContext(ctx, "SELECT `gtid`, `schema_name`, `query`, `fingerprint`, `objects` FROM `paraply`.`ddl` "+
+		"WHERE ? = '' OR `gtid` = ? ORDER BY `started_at` LIMIT 1", gtid, gtid).
+		Scan(&p.GTID, &p.Schema, &p.Query, &p.Fingerprint, &objects)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading paraply.ddl: %w", err)
+	}
+	if objects != "" {
+		p.Objects = strings.Split(objects, "\n")
+	}
+	return &p, nil
+}
+
+// SaveProgress records the low-water mark and deletes the applied rows it
+// now covers, in one transaction.
+func (s *Store) SaveProgress(ctx context.Context, position string, relayIndex uint64, covered []string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx,
+		"INSERT INTO `paraply`.`progress` (`id`, `position`, `relay_index`) VALUES (1, ?, ?) "+
+			"ON DUPLICATE KEY UPDATE `position` = VALUES(`position`), `relay_index` = VALUES(`relay_index`)",
+		position, relayIndex); err != nil {
+		return fmt.Errorf("writing paraply.progress: %w", err)
+	}
+	for len(covered) > 0 {
+		// One unique-key lookup per row, in one packet: a DELETE with an IN
+		// list may be run as a scan, which would wait on rows that workers
+		// inserted and have not committed yet.
+		n := min(len(covered), 200)
+		q := strings.Repeat("DELETE FROM `paraply`.`applied` WHERE `gtid` = ?;", n)
+		args := make([]any, n)
+		for i, g := range covered[:n] {
+			args[i] = g
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("compacting paraply.applied: %w", err)
+		}
+		covered = covered[n:]
+	}
+	return tx.Commit()
+}
+
+// AppliedSQL is the statement a worker adds to a target transaction to
+// record the GTIDs it applies, with its arguments.
+func AppliedSQL(gtids []string) (string, []any) {
+	q := "INSERT INTO `paraply`.`applied` (`gtid`) VALUES (?)" + strings.Repeat(",(?)", len(gtids)-1)
+	args := make([]any, len(gtids))
+	for i, g := range gtids {
+		args[i] = g
+	}
+	return q, args
+}
+
+// Applied reports whether every one of gtids is recorded (after an
+// ambiguous commit, to learn its outcome). It returns the number found.
+func (s *Store) Applied(ctx context.Context, gtids []string) (int, error) {
+	if len(gtids) == 0 {
+		return 0, nil
+	}
+	q := "SELECT COUNT(*) FROM `paraply`.`applied` WHERE `gtid` IN (?" + strings.Repeat(",?", len(gtids)-1) + ")"
+	args := make([]any, len(gtids))
+	for i, g := range gtids {
+		args[i] = g
+	}
+	var n int
+	err := s.db.QueryRowContext(ctx, q, args...).Scan(&n)
+	return n, err
+}

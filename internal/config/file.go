@@ -1,0 +1,49 @@
+package config
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// ApplyFile reads flag settings from path, one "name = value" per line
+// ('#' starts a comment), and sets each flag the command line did not set:
+// the command line wins over the file. Unknown names are errors, so that a
+// typo does not pass unnoticed. Passwords do not belong in it: use the
+// password-file flags.
+func ApplyFile(flags *pflag.FlagSet, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = strings.TrimSpace(text[:i])
+		}
+		if text == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(text, "=")
+		if !ok {
+			return fmt.Errorf("%s:%d: want name = value", path, line)
+		}
+		name, value = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "--")), strings.TrimSpace(value)
+		fl := flags.Lookup(name)
+		if fl == nil {
+			return fmt.Errorf("%s:%d: unknown setting %q", path, line, name)
+		}
+		if fl.Changed {
+			continue
+		}
+		if err := flags.Set(name, strings.Trim(value, `"`)); err != nil {
+			return fmt.Errorf("%s:%d: %s: %w", path, line, name, err)
+		}
+	}
+	return sc.Err()
+}

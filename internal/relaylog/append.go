@@ -1,0 +1,448 @@
+package relaylog
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/paraply/paraply/internal/binlog"
+)
+
+// Record is one source transaction to append.
+type Record struct {
+	// Txn holds the transaction's raw events, all from one source file, and
+	// the format description they were read under.
+	Txn *binlog.RawTxn
+	// GTID is the transaction's GTID, zero if it had none.
+	GTID binlog.GTID
+	// Resume is where the receiver would resume streaming just after this
+	// transaction, in a form only the receiver interprets (e.g. a MariaDB
+	// GTID position "0-1-100,1-2-5"). "" when it has none.
+	Resume string
+}
+
+// writeBuffer is the size of the buffered writer in front of a segment.
+const writeBuffer = 128 << 10
+
+// writer is the segment being written. It belongs to Log.wmu.
+type writer struct {
+	f     *os.File
+	bw    *bufio.Writer
+	path  string
+	first uint64
+	size  int64 // end of the last complete record in the file
+	txns  int   // TXN records in the segment
+	// format is the FORMAT record in effect at the end of the segment.
+	format *binlog.Format
+	next   uint64   // index the next transaction gets
+	pos    position // the last transaction, for the next POSITION record
+	// dirty is set when bytes were written since the last fsync; damaged
+	// when a failed write may have left bytes past size.
+	dirty    bool
+	damaged  bool
+	lastSync time.Time
+	syncs    uint64
+	// meta holds the encoded TXN record except the events' bytes: the
+	// record header and payload head up to cuts[0], then event i's prefix
+	// in meta[cuts[i]:cuts[i+1]].
+	meta []byte
+	cuts []int
+}
+
+// start makes f, a segment whose complete records end at size, the one
+// being written.
+func (w *writer) start(f *os.File, path string, first uint64, size int64, pos position) {
+	w.f, w.path, w.first, w.size = f, path, first, size
+	w.txns, w.format, w.next, w.pos = 0, nil, pos.last+1, pos
+	if w.bw == nil {
+		w.bw = bufio.NewWriterSize(f, writeBuffer)
+	} else {
+		w.bw.Reset(f)
+	}
+	w.dirty, w.damaged, w.lastSync = false, false, time.Now()
+}
+
+// open continues writing a segment that recovery has checked.
+func (w *writer) open(path string, first uint64, t tail, doSync bool) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Seek(t.end, io.SeekStart); err != nil {
+		f.Close()
+		return err
+	}
+	w.start(f, path, first, t.end, position{last: t.last, gtid: t.gtid, resume: t.resume})
+	w.txns, w.format = t.txns, t.format
+	// Recovery may have cut the file: make the new size durable before
+	// anything is appended after it.
+	w.dirty = doSync
+	return w.sync()
+}
+
+// createSegment creates segment first with its header and POSITION record
+// and, if doSync, makes both and the directory entry durable. Errors name
+// the file.
+func createSegment(dir string, first uint64, pos position, doSync bool) (*os.File, int64, error) {
+	path := filepath.Join(dir, segName(first))
+	b := encodeSegHeader(first, time.Now())
+	b = appendRecord(b, recPosition, appendPosition(nil, pos))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, 0, err
+	}
+	_, err = f.Write(b)
+	if err == nil && doSync {
+		if err = f.Sync(); err == nil {
+			err = syncDir(dir)
+		}
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, 0, fmt.Errorf("creating %s: %w", path, err)
+	}
+	return f, int64(len(b)), nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// sync flushes the buffer and, if anything was written since the last
+// time, fsyncs the segment. Errors name the file, as the writer's all do.
+func (w *writer) sync() error {
+	if err := w.bw.Flush(); err != nil {
+		return err // an *os.PathError
+	}
+	if !w.dirty {
+		return nil
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", w.path, err)
+	}
+	w.dirty, w.lastSync = false, time.Now()
+	w.syncs++
+	return nil
+}
+
+// repair cuts what a failed write left after the last complete record, so
+// the log stays usable after ENOSPC and the like. Readers never read past
+// the published size, so they cannot have seen those bytes.
+func (w *writer) repair() error {
+	if !w.damaged {
+		return nil
+	}
+	if err := w.f.Truncate(w.size); err != nil {
+		return fmt.Errorf("cutting a failed write from %s: %w", w.path, err)
+	}
+	if _, err := w.f.Seek(w.size, io.SeekStart); err != nil {
+		return fmt.Errorf("cutting a failed write from %s: %w", w.path, err)
+	}
+	w.bw.Reset(w.f)
+	w.damaged = false
+	return nil
+}
+
+// formatRecord returns the FORMAT record to write before a transaction read
+// under fm, or nil when the segment has it in effect already.
+func (w *writer) formatRecord(fm *binlog.Format) []byte {
+	if w.format != nil && (w.format == fm || sameEvent(w.format.Event, fm.Event)) {
+		return nil
+	}
+	return appendRecord(nil, recFormat, appendFormat(nil, fm.Event))
+}
+
+// encodeTxn encodes the TXN record of rec at index idx into w.meta and
+// w.cuts and returns its size; the checksum is left out (and ok is false)
+// when the record is too large for its length field.
+func (w *writer) encodeTxn(idx uint64, rec Record) (size int64, ok bool) {
+	evs := rec.Txn.Events
+	b := append(w.meta[:0], 0, 0, 0, 0, 0, 0, 0, 0, recTxn)
+	b = appendTxnHead(b, idx, rec.GTID, evs[0].Pos.File, rec.Resume, len(evs))
+	w.cuts = append(w.cuts[:0], len(b))
+	for _, ev := range evs {
+		b = appendEventPrefix(b, ev)
+		w.cuts = append(w.cuts, len(b))
+	}
+	w.meta = b
+	payload := int64(len(b) - recHeaderSize)
+	for _, ev := range evs {
+		payload += int64(len(ev.Data))
+	}
+	if payload > maxPayload {
+		return recHeaderSize + payload, false
+	}
+	crc := crc32.Update(0, castagnoli, b[8:w.cuts[0]])
+	for i, ev := range evs {
+		crc = crc32.Update(crc, castagnoli, b[w.cuts[i]:w.cuts[i+1]])
+		crc = crc32.Update(crc, castagnoli, ev.Data)
+	}
+	putRecHeader(b, int(payload), crc)
+	return recHeaderSize + payload, true
+}
+
+// write appends fmtRec (if any) and the encoded TXN record and hands them
+// to the kernel. On error (an *os.PathError) the caller repairs.
+func (w *writer) write(fmtRec []byte, evs []binlog.Event) error {
+	w.damaged = true
+	w.bw.Write(fmtRec)
+	w.bw.Write(w.meta[:w.cuts[0]])
+	for i, ev := range evs {
+		w.bw.Write(w.meta[w.cuts[i]:w.cuts[i+1]])
+		w.bw.Write(ev.Data)
+	}
+	// A bufio.Writer keeps its first error and returns it from Flush.
+	if err := w.bw.Flush(); err != nil {
+		return err
+	}
+	w.dirty, w.damaged = true, false
+	return nil
+}
+
+// Append appends one transaction and returns its index. It waits while the
+// log is full (see Options.MaxBytes) until Purge makes room, ctx is done
+// (its error is returned, wrapped) or the log is closed (ErrClosed). A
+// transaction that cannot fit is ErrTooLarge. A failed write or fsync is
+// returned wrapped with the segment's path; the partial record is cut and
+// the log stays usable.
+func (l *Log) Append(ctx context.Context, rec Record) (uint64, error) {
+	if err := checkRecord(rec); err != nil {
+		return 0, err
+	}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.isClosed() {
+		return 0, ErrClosed
+	}
+	idx, err := l.append(ctx, rec)
+	if err != nil {
+		return 0, fmt.Errorf("relaylog: appending index %d: %w", idx, err)
+	}
+	return idx, nil
+}
+
+// append is Append with l.wmu held; it returns the index it tried on
+// error too.
+func (l *Log) append(ctx context.Context, rec Record) (uint64, error) {
+	w := &l.w
+	idx := w.next
+	if err := w.repair(); err != nil {
+		return idx, err
+	}
+	size, ok := w.encodeTxn(idx, rec)
+	// The record must fit in a log holding nothing else: a new segment
+	// with its preamble and FORMAT record. A segment without transactions
+	// is never rolled (the next one would have its name), so whatever it
+	// holds, e.g. a FORMAT record left by a cut tail, stays.
+	base := preambleSize(w.pos)
+	if w.txns == 0 {
+		base = w.size
+	}
+	fresh := base + formatRecSize(rec.Txn.Format.Event) + size
+	if !ok || fresh > l.opts.MaxBytes {
+		return idx, fmt.Errorf("GTID %q: %w: a %d-byte record, MaxBytes %d", rec.GTID, ErrTooLarge, size, l.opts.MaxBytes)
+	}
+	fmtRec, err := l.makeRoom(ctx, size, rec.Txn.Format)
+	if err != nil {
+		return idx, err
+	}
+	err = w.write(fmtRec, rec.Txn.Events)
+	if err == nil {
+		switch iv := l.opts.Sync.interval(); {
+		case iv == 0, iv > 0 && time.Since(w.lastSync) >= iv:
+			err = w.sync()
+		}
+	}
+	if err != nil {
+		// The record is not published: cut it, now if possible, or before
+		// the next write. Under SyncInterval, a failed fsync also covers
+		// earlier records; they stay, and if a crash loses them, recovery
+		// cuts them as an unsynced tail.
+		w.damaged = true
+		if rerr := w.repair(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return idx, err
+	}
+	written := int64(len(fmtRec)) + size
+	w.size += written
+	if fmtRec != nil {
+		w.format = rec.Txn.Format
+	}
+	w.txns++
+	w.next++
+	w.pos = position{last: idx, gtid: rec.GTID, resume: rec.Resume}
+
+	l.mu.Lock()
+	l.segs[len(l.segs)-1].size = w.size
+	l.bytes += written
+	l.last, l.gtid, l.resume = idx, rec.GTID, rec.Resume
+	l.appended++
+	l.appendedB += written
+	l.syncs = w.syncs
+	l.wakeLocked()
+	l.mu.Unlock()
+	return idx, nil
+}
+
+// makeRoom starts a new segment when the current one is full and waits
+// until the log has room for a TXN record of size bytes read under fm. It
+// returns the FORMAT record to write first, nil if the segment has fm in
+// effect already. l.wmu is held.
+func (l *Log) makeRoom(ctx context.Context, size int64, fm *binlog.Format) ([]byte, error) {
+	w := &l.w
+	waiting := false
+	defer func() {
+		if waiting {
+			l.mu.Lock()
+			waited := time.Since(l.blockedSince)
+			l.blocked += waited
+			l.blockedSince = time.Time{}
+			l.log.Debug("done waiting for space", "waited", waited)
+			l.mu.Unlock()
+		}
+	}()
+	for {
+		fmtRec := w.formatRecord(fm)
+		need := int64(len(fmtRec)) + size
+		if w.txns > 0 && w.size+need > l.opts.SegmentBytes {
+			if err := l.roll(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			return nil, ErrClosed
+		}
+		// Waiting cannot deadlock: once Purge has deleted every sealed
+		// segment, what is left is this segment, which with the record
+		// fits in SegmentBytes (or it would have been rolled above), and
+		// SegmentBytes <= MaxBytes.
+		if l.bytes+need <= l.opts.MaxBytes {
+			l.mu.Unlock()
+			return fmtRec, nil
+		}
+		if !waiting {
+			waiting = true
+			l.blockedSince = time.Now()
+			l.log.Debug("full, waiting for purge", "bytes", l.bytes, "need", need, "max_bytes", l.opts.MaxBytes)
+		}
+		wake := l.waitLocked()
+		l.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for space: %w", ctx.Err())
+		}
+	}
+}
+
+// roll seals the segment being written and starts the next one. The old
+// segment reaches the disk before the new one exists, so only the last
+// segment can ever have a torn tail. l.wmu is held.
+func (l *Log) roll() error {
+	w := &l.w
+	doSync := l.opts.Sync.interval() >= 0
+	if doSync {
+		if err := w.sync(); err != nil {
+			return err
+		}
+	}
+	f, size, err := createSegment(l.dir, w.next, w.pos, doSync)
+	if err != nil {
+		return err
+	}
+	old := w.f
+	w.start(f, filepath.Join(l.dir, segName(w.next)), w.next, size, w.pos)
+	if doSync {
+		w.syncs++
+	}
+	// The old segment is synced (or SyncNever): a close error loses nothing.
+	old.Close()
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.segs = append(l.segs, segment{first: w.first, size: size})
+	l.bytes += size
+	l.appendedB += size
+	l.syncs = w.syncs
+	if err := l.purgeLocked(); err != nil {
+		// The roll itself succeeded; the next Purge retries.
+		l.log.Warn("deleting a purged segment failed", "err", err)
+	}
+	return nil
+}
+
+// Sync flushes and fsyncs what was appended, whatever the SyncPolicy: the
+// receiver may call it when the stream goes idle. It waits for an Append in
+// progress, including one waiting for space.
+func (l *Log) Sync() error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.isClosed() {
+		return ErrClosed
+	}
+	err := l.w.repair()
+	if err == nil {
+		err = l.w.sync()
+	}
+	l.mu.Lock()
+	l.syncs = l.w.syncs
+	l.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("relaylog: sync: %w", err)
+	}
+	return nil
+}
+
+func (l *Log) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
+// checkRecord rejects a record that could not be stored and read back as
+// it is.
+func checkRecord(rec Record) error {
+	t := rec.Txn
+	switch {
+	case t == nil || len(t.Events) == 0:
+		return errors.New("relaylog: append: empty transaction")
+	case t.Format == nil:
+		return errors.New("relaylog: append: transaction without a format description")
+	case len(t.Format.Event.Data) < binlog.HeaderSize || t.Format.Event.Pos.Offset < 0:
+		return errors.New("relaylog: append: invalid format description event")
+	}
+	if err := checkGTID(rec.GTID); err != nil {
+		return fmt.Errorf("relaylog: append: %w", err)
+	}
+	file := t.Events[0].Pos.File
+	for i, ev := range t.Events {
+		switch {
+		case len(ev.Data) < binlog.HeaderSize:
+			return fmt.Errorf("relaylog: append: event %d has %d bytes, less than an event header", i, len(ev.Data))
+		case ev.Pos.File != file:
+			return fmt.Errorf("relaylog: append: events from two source files (%s, %s)", file, ev.Pos.File)
+		case ev.Pos.Offset < 0:
+			return fmt.Errorf("relaylog: append: event %d at negative offset %d", i, ev.Pos.Offset)
+		}
+	}
+	return nil
+}

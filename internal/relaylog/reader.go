@@ -1,0 +1,149 @@
+package relaylog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/paraply/paraply/internal/binlog"
+)
+
+// Entry is one transaction read back from the log.
+type Entry struct {
+	Index  uint64
+	GTID   binlog.GTID
+	Resume string // the Record's Resume
+	// Txn holds the events as appended, with their source positions, and
+	// the format description in effect (one *binlog.Format is shared by
+	// consecutive entries read under it).
+	Txn *binlog.RawTxn
+}
+
+// Reader reads entries in index order from the segment files, through its
+// own file handle. Use one Reader from one goroutine at a time; any number
+// of Readers may read one Log.
+type Reader struct {
+	l      *Log
+	next   uint64
+	cur    *cursor
+	format *binlog.Format // last format seen, reused by the next segment
+	err    error          // sticky: corruption, or Close
+}
+
+// NewReader returns a Reader whose first entry is index from (0 means 1).
+// An index that has been purged, or is purged before the Reader gets to it,
+// is ErrPurged; an index not appended yet is waited for.
+func (l *Log) NewReader(from uint64) *Reader {
+	return &Reader{l: l, next: max(from, 1)}
+}
+
+// Next returns the next entry. At the end of the log it waits until another
+// transaction is appended, ctx is done (ctx.Err() is returned) or the log
+// is closed (ErrClosed). A damaged record is a *CorruptError (ErrCorrupt);
+// it, like ErrPurged, is returned again by every later call.
+func (r *Reader) Next(ctx context.Context) (*Entry, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	for {
+		seg, ok, wait, err := r.l.locate(r.next)
+		if errors.Is(err, ErrPurged) {
+			r.closeCursor() // let the purged file's space go
+			return nil, err
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if r.cur == nil || r.cur.first != seg.first {
+			if err := r.open(seg); err != nil {
+				if errors.Is(err, os.ErrNotExist) {
+					continue // purged since locate: locate says so now
+				}
+				return nil, r.fail(err)
+			}
+		}
+		e, err := r.read(seg)
+		if err != nil {
+			return nil, r.fail(err)
+		}
+		r.next++
+		return e, nil
+	}
+}
+
+// open switches to segment seg. A segment missing although the log lists
+// it is damage, not a reason to retry forever: open reports os.ErrNotExist
+// only when the index has been purged meanwhile.
+func (r *Reader) open(seg segment) error {
+	r.closeCursor()
+	path := r.l.path(seg.first)
+	c, err := openCursor(path, seg.first, seg.size)
+	if errors.Is(err, os.ErrNotExist) {
+		if _, _, _, lerr := r.l.locate(r.next); !errors.Is(lerr, ErrPurged) {
+			return &CorruptError{Path: path, Index: r.next, Reason: "segment file is missing"}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	c.reuse = r.format
+	r.cur = c
+	return nil
+}
+
+// read returns entry r.next from the current segment, whose published
+// records end at seg.size, skipping the entries before it.
+func (r *Reader) read(seg segment) (*Entry, error) {
+	c := r.cur
+	for {
+		e, err := c.step(seg.size)
+		if errors.Is(err, errEnd) {
+			// r.next was appended and belongs here: the segment lacks it.
+			return nil, c.corrupt(c.off, "segment ends before index %d", r.next)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if c.format != nil {
+			r.format = c.format
+		}
+		if e != nil && e.Index == r.next {
+			return e, nil
+		}
+	}
+}
+
+// fail closes the current segment, so that the next call starts over from
+// the segment's beginning, and makes corruption sticky.
+func (r *Reader) fail(err error) error {
+	r.closeCursor()
+	if isCorrupt(err) {
+		r.err = err
+		return err
+	}
+	return fmt.Errorf("relaylog: reading index %d: %w", r.next, err)
+}
+
+func (r *Reader) closeCursor() {
+	if r.cur != nil {
+		r.cur.Close()
+		r.cur = nil
+	}
+}
+
+// Close releases the Reader's file handle. The Reader must not be used
+// afterwards.
+func (r *Reader) Close() error {
+	r.closeCursor()
+	r.err = ErrClosed
+	return nil
+}

@@ -1,0 +1,84 @@
+// Package replicate wires paraply's pipeline together: receiver -> relay
+// log -> preparer (decode, dependencies) -> coordinator -> workers ->
+// target, with the checkpoint on the target. Each stage gets only its own
+// configuration and the interfaces it uses.
+package replicate
+
+import (
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/paraply/paraply/internal/config"
+	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/relaylog"
+)
+
+// Config is everything `paraply replicate` needs.
+type Config struct {
+	Source, Target config.Endpoint
+	SourceTLS      *tls.Config
+	TargetTLS      *tls.Config
+	// Workers applying in parallel.
+	Workers int
+	Mode    deptrack.Mode
+	// PreserveOrder commits in source order.
+	PreserveOrder bool
+	// RelayDir holds the relay log.
+	RelayDir      string
+	RelayMaxBytes int64
+	RelaySync     relaylog.SyncPolicy
+	// ServerID is the replica server_id presented to the source.
+	ServerID uint32
+	// StartGTID is where to start when the target has no checkpoint
+	// ("" = the source's current position).
+	StartGTID string
+	// UntilCaughtUp stops once the target has applied everything the
+	// source had when replication started.
+	UntilCaughtUp bool
+	// BatchTxns bounds the source transactions per target transaction.
+	BatchTxns int
+	// History is the writeset history size (0 = default).
+	History int
+	// Window bounds the look-ahead (transactions admitted, not committed).
+	Window int
+	// Heartbeat is the source heartbeat period.
+	Heartbeat time.Duration
+	Logger    *slog.Logger
+}
+
+// Default returns the defaults: safe (commit order preserved, writeset
+// dependencies), and sized for a small machine.
+func Default() Config {
+	return Config{
+		Workers:       8,
+		Mode:          deptrack.WritesetMode,
+		PreserveOrder: true,
+		RelayDir:      "paraply-relay",
+		RelayMaxBytes: relaylog.DefaultMaxBytes,
+		ServerID:      4141,
+		BatchTxns:     16,
+		Window:        4096,
+		Heartbeat:     time.Second,
+	}
+}
+
+// Validate reports the first problem with c.
+func (c Config) Validate() error {
+	switch {
+	case c.Source.Host == "":
+		return errors.New("--source is required")
+	case c.Target.Host == "":
+		return errors.New("--target is required")
+	case c.Workers < 1 || c.Workers > 256:
+		return errors.New("--workers must be between 1 and 256")
+	case c.RelayDir == "":
+		return errors.New("--relay-dir is required")
+	case c.ServerID == 0:
+		return errors.New("--server-id must not be 0")
+	case c.BatchTxns < 1:
+		return errors.New("--batch-max-txns must be at least 1")
+	}
+	return nil
+}

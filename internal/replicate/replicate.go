@@ -1,0 +1,237 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/paraply/paraply/internal/applier"
+	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/relaylog"
+	"github.com/paraply/paraply/internal/scheduler"
+	"github.com/paraply/paraply/internal/schema"
+	"github.com/paraply/paraply/internal/source"
+)
+
+// errCaughtUp ends Run successfully in UntilCaughtUp mode.
+var errCaughtUp = errors.New("caught up")
+
+// Replica is a running replication pipeline.
+type Replica struct {
+	cfg      Config
+	log      *slog.Logger
+	info     source.Info
+	receiver *source.Receiver
+	relay    *relaylog.Log
+
+	mu    sync.Mutex // guards stats and progress
+	stats scheduler.Stats
+	saved scheduler.Progress
+}
+
+// Run replicates until ctx is done, or, with UntilCaughtUp, until the
+// target has everything the source had at the start.
+func Run(ctx context.Context, cfg Config) error {
+	r := &Replica{cfg: cfg, log: cfg.Logger}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	return r.run(ctx)
+}
+
+func (r *Replica) run(ctx context.Context) error {
+	if err := r.cfg.Validate(); err != nil {
+		return err
+	}
+	srcDB, err := r.cfg.Source.Open(nil)
+	if err != nil {
+		return err
+	}
+	defer srcDB.Close()
+	if r.info, err = source.Inspect(ctx, srcDB); err != nil {
+		return fmt.Errorf("source %s: %w", r.cfg.Source, err)
+	}
+	cat, err := schema.Load(ctx, srcDB)
+	if err != nil {
+		return fmt.Errorf("reading the schema from the source %s: %w", r.cfg.Source, err)
+	}
+	if r.info.Flavor == binlog.FlavorMySQL {
+		cat.SetFlavor(schema.MySQL)
+	}
+	tgtDB, err := r.cfg.Target.Open(applier.ConfigureSession)
+	if err != nil {
+		return err
+	}
+	defer tgtDB.Close()
+	tgtDB.SetMaxOpenConns(r.cfg.Workers + 4)
+	tgtDB.SetMaxIdleConns(r.cfg.Workers + 4)
+	store := checkpoint.NewStore(tgtDB)
+	if err := store.Init(ctx); err != nil {
+		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
+	}
+	state, err := store.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
+	}
+	rerun := map[string]bool{}
+	if p := state.PendingDDL; p != nil {
+		out, err := store.ResolveDDL(ctx, p)
+		if err != nil {
+			return fmt.Errorf("settling the DDL %s that was running at the last stop: %w", p.GTID, err)
+		}
+		if out == checkpoint.DDLApplied {
+			state.Applied[p.GTID] = true
+			r.log.Info("a DDL running at the last stop had taken effect", "gtid", p.GTID)
+		} else {
+			rerun[p.GTID] = true
+			r.log.Info("a DDL running at the last stop had not taken effect; it will run again", "gtid", p.GTID)
+		}
+	}
+	prefix, start, err := r.openRelay(ctx, state, store)
+	if err != nil {
+		return err
+	}
+	defer r.relay.Close()
+	r.log.Info("replicating", "source", r.cfg.Source, "flavor", r.info.Flavor, "target", r.cfg.Target,
+		"dependency", r.cfg.Mode, "workers", r.cfg.Workers, "from", start, "relay_index", prefix)
+
+	var until mysql.GTIDSet
+	if r.cfg.UntilCaughtUp {
+		if until, err = mysql.ParseGTIDSet(flavor(r.info.Flavor), r.info.Position); err != nil {
+			return err
+		}
+		if caughtUp(r.info.Flavor, state.Position, until) && prefix >= lastIndex(r.relay) {
+			r.log.Info("already caught up", "position", state.Position)
+			return nil
+		}
+	}
+	if r.receiver, err = source.NewReceiver(source.Config{
+		Source: r.cfg.Source, ServerID: r.cfg.ServerID, Flavor: r.info.Flavor,
+		Heartbeat: r.cfg.Heartbeat, TLS: r.cfg.SourceTLS, Logger: r.log.With("component", "receiver"),
+	}, r.relay); err != nil {
+		return err
+	}
+	seq := applier.NewSequencer(prefix)
+	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Applied: state.Applied, Rerun: rerun}
+	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "applier")}, tgtDB, store, seq)
+	coord := scheduler.NewCoordinator(scheduler.Config{
+		Window: r.cfg.Window, BatchTxns: r.cfg.BatchTxns, Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
+	}, seq)
+
+	g, gctx := errgroup.WithContext(ctx)
+	prepared := make(chan *scheduler.Prepared, 256)
+	work := make(chan *applier.Work)
+	done := make(chan *applier.Work, r.cfg.Workers)
+	reader := r.relay.NewReader(prefix + 1)
+	defer reader.Close()
+	g.Go(func() error { return r.receiver.Run(gctx, start) })
+	g.Go(func() error { return prep.Run(gctx, reader, prepared) })
+	g.Go(func() error { return pool.Run(gctx, work, done) })
+	sv := newSaver(func(wctx context.Context, p scheduler.Progress) error {
+		if err := store.SaveProgress(wctx, p.Position, p.RelayIndex, p.Covered); err != nil {
+			return fmt.Errorf("saving the checkpoint on the target: %w", err)
+		}
+		if err := r.relay.Purge(p.RelayIndex); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.saved = p
+		r.mu.Unlock()
+		if until != nil && caughtUp(r.info.Flavor, p.Position, until) {
+			return errCaughtUp
+		}
+		return nil
+	})
+	g.Go(func() error { return sv.run(gctx) })
+	g.Go(func() error {
+		defer sv.close()
+		observe := func(s scheduler.Stats) {
+			r.mu.Lock()
+			r.stats = s
+			r.mu.Unlock()
+		}
+		return coord.Run(gctx, prepared, work, done, sv.save, observe)
+	})
+	err = g.Wait()
+	if errors.Is(err, errCaughtUp) {
+		r.log.Info("caught up with the source's position at start", "position", r.info.Position)
+		return nil
+	}
+	return err
+}
+
+// openRelay opens the relay log and decides where applying resumes (the
+// prefix of relay indexes already applied) and where receiving resumes.
+func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store *checkpoint.Store) (uint64, string, error) {
+	opts := relaylog.Options{Dir: r.cfg.RelayDir, MaxBytes: r.cfg.RelayMaxBytes, Sync: r.cfg.RelaySync, Logger: r.log.With("component", "relaylog")}
+	relay, err := relaylog.Open(opts)
+	if err != nil {
+		return 0, "", err
+	}
+	last, _ := relay.Last()
+	R := state.RelayIndex
+	switch {
+	case last > 0 && R+1 >= relay.First() && R <= last:
+		// The relay log holds everything after the checkpoint.
+		r.relay = relay
+		resume, _ := relay.Resume()
+		return R, resume, nil
+	case last > 0:
+		// The relay log does not continue from the checkpoint (it was cut
+		// by a crash before the target's checkpoint, or belongs to another
+		// run): start it again from the checkpoint.
+		r.log.Warn("the relay log does not match the target's checkpoint; starting it again", "relay_first", relay.First(), "relay_last", last, "checkpoint_index", R)
+		if err := relay.Close(); err != nil {
+			return 0, "", err
+		}
+		if err := os.RemoveAll(r.cfg.RelayDir); err != nil {
+			return 0, "", err
+		}
+		if relay, err = relaylog.Open(opts); err != nil {
+			return 0, "", err
+		}
+	}
+	r.relay = relay
+	start := state.Position
+	if start == "" {
+		start = r.cfg.StartGTID
+		if start == "" {
+			start = r.info.Position
+		}
+		// Remember where this target starts, so that a crash before the
+		// first transaction does not move the start to "now".
+		if err := store.SaveProgress(ctx, start, 0, nil); err != nil {
+			return 0, "", err
+		}
+	}
+	l, _ := relay.Last()
+	return l, start, nil
+}
+
+func lastIndex(l *relaylog.Log) uint64 {
+	n, _ := l.Last()
+	return n
+}
+
+// caughtUp reports whether position includes until.
+func caughtUp(f binlog.Flavor, position string, until mysql.GTIDSet) bool {
+	if until.IsEmpty() {
+		return true
+	}
+	p, err := mysql.ParseGTIDSet(flavor(f), position)
+	return err == nil && p.Contain(until)
+}
+
+func flavor(f binlog.Flavor) string {
+	if f == binlog.FlavorMySQL {
+		return mysql.MySQLFlavor
+	}
+	return mysql.MariaDBFlavor
+}

@@ -1,0 +1,131 @@
+package replicate
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/paraply/paraply/internal/config"
+	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/verify"
+	"github.com/paraply/paraply/internal/workload"
+)
+
+// pair is a sandboxed source and target.
+type pair struct {
+	src, tgt *sandbox.Server
+}
+
+func newPair(t *testing.T) pair {
+	t.Helper()
+	p := pair{
+		src: sandbox.ForTest(t, sandbox.Options{Name: "rsrc", Binlog: true}),
+		tgt: sandbox.ForTest(t, sandbox.Options{Name: "rtgt", ServerID: 2}),
+	}
+	// One transaction so that the source's position is never empty.
+	if err := p.src.Exec(context.Background(), "CREATE DATABASE IF NOT EXISTS warmup"); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (p pair) position(t *testing.T) string {
+	t.Helper()
+	db, err := p.src.DB("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var pos string
+	if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
+		t.Fatal(err)
+	}
+	return pos
+}
+
+func endpoint(t *testing.T, s *sandbox.Server) config.Endpoint {
+	t.Helper()
+	ep, err := config.ParseEndpoint(s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ep
+}
+
+func (p pair) config(t *testing.T, mode deptrack.Mode, workers int) Config {
+	c := Default()
+	c.Source, c.Target = endpoint(t, p.src), endpoint(t, p.tgt)
+	c.Mode, c.Workers = mode, workers
+	c.RelayDir = filepath.Join(t.TempDir(), "relay")
+	c.UntilCaughtUp = true
+	c.Heartbeat = 200 * time.Millisecond
+	return c
+}
+
+// equal compares every user table of source and target.
+func (p pair) equal(t *testing.T) {
+	t.Helper()
+	sdb, err := p.src.DB("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	tdb, err := p.tgt.DB("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tdb.Close()
+	rep, err := verify.Run(context.Background(), verify.Options{Source: sdb, Target: tdb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Equal() {
+		var b bytes.Buffer
+		rep.WriteText(&b)
+		t.Fatalf("target differs from source:\n%s", b.String())
+	}
+}
+
+func run(t *testing.T, c Config) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := Run(ctx, c); err != nil {
+		t.Fatalf("replicate: %v", err)
+	}
+}
+
+func TestScriptedWorkloads(t *testing.T) {
+	for _, mode := range deptrack.Modes {
+		for _, workers := range []int{1, 8} {
+			t.Run(mode.String()+"/"+itoa(workers), func(t *testing.T) {
+				p := newPair(t)
+				c := p.config(t, mode, workers)
+				c.StartGTID = p.position(t)
+				db, err := p.src.DB("")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				for _, w := range workload.All() {
+					if err := p.src.Exec(context.Background(), w.Setup...); err != nil {
+						t.Fatalf("%s setup: %v", w.Name, err)
+					}
+					if err := w.Run(context.Background(), db); err != nil {
+						t.Fatalf("%s: %v", w.Name, err)
+					}
+				}
+				run(t, c)
+				p.equal(t)
+			})
+		}
+	}
+}
+
+func itoa(n int) string { return string(rune('0'+n/10%10)) + string(rune('0'+n%10)) }
+
+var _ = sql.ErrNoRows

@@ -1,0 +1,234 @@
+package scheduler
+
+import (
+	"container/heap"
+
+	"github.com/paraply/paraply/internal/applier"
+	"github.com/paraply/paraply/internal/deptrack"
+)
+
+// core is the scheduler's deterministic heart: it holds the look-ahead
+// window of admitted transactions, knows which have committed, and forms
+// the next Work. No goroutines, no I/O, no clock; the shell in
+// scheduler.go feeds it and carries its decisions out.
+//
+// A transaction is ready when everything it waits for has committed: every
+// transaction up to its Deps.Wait, and each of Deps.On. The lowest ready
+// transaction goes first, even past a blocked lower one (look-ahead within
+// the window). Work is extended with the following transactions while each
+// of them waits only for committed transactions or for ones already in the
+// work: one target transaction applies them in order, so dependencies
+// inside it are kept.
+type core struct {
+	entries  map[uint64]*entry // admitted, not yet committed
+	prefix   uint64            // every transaction up to prefix has committed
+	done     map[uint64]bool   // committed above prefix
+	ready    seqHeap           // ready, maybe already dispatched (lazy deletion)
+	nReady   int               // ready and not dispatched
+	onWait   map[uint64][]*entry
+	wmWait   wmHeap
+	bytes    int
+	maxTxns  int
+	maxBytes int
+	cursor   uint64 // no transaction below it is both admitted and undispatched
+}
+
+type entry struct {
+	item       *applier.Txn
+	deps       deptrack.Deps
+	missing    int // predecessors not yet committed
+	dispatched bool
+}
+
+func newCore(prefix uint64, maxTxns, maxBytes int) *core {
+	return &core{entries: map[uint64]*entry{}, prefix: prefix, done: map[uint64]bool{},
+		onWait: map[uint64][]*entry{}, maxTxns: maxTxns, maxBytes: maxBytes}
+}
+
+// full reports whether the window holds as much as it may.
+func (c *core) full() bool { return len(c.entries) >= c.maxTxns || c.bytes >= c.maxBytes }
+
+// pending is the number of admitted transactions not yet committed.
+func (c *core) pending() int { return len(c.entries) }
+
+func (c *core) isDone(s uint64) bool { return s <= c.prefix || c.done[s] }
+
+// admit adds a transaction in stream order.
+func (c *core) admit(it *applier.Txn, d deptrack.Deps) {
+	e := &entry{item: it, deps: d}
+	c.entries[it.Seq] = e
+	c.bytes += it.Bytes
+	for _, o := range d.On {
+		if !c.isDone(o) {
+			e.missing++
+			c.onWait[o] = append(c.onWait[o], e)
+		}
+	}
+	if d.Wait > c.prefix {
+		e.missing++
+		heap.Push(&c.wmWait, wmItem{wait: d.Wait, e: e})
+	}
+	if e.missing == 0 {
+		c.makeReady(e)
+	}
+}
+
+func (c *core) makeReady(e *entry) {
+	heap.Push(&c.ready, e.item.Seq)
+	c.nReady++
+}
+
+// commit records that transactions first..last committed (or were found
+// applied already) and releases what waited for them.
+func (c *core) commit(first, last uint64) {
+	for s := first; s <= last; s++ {
+		if e := c.entries[s]; e != nil {
+			c.bytes -= e.item.Bytes
+			delete(c.entries, s)
+		}
+		if s > c.prefix {
+			c.done[s] = true
+		}
+		for _, w := range c.onWait[s] {
+			c.release(w)
+		}
+		delete(c.onWait, s)
+	}
+	for c.done[c.prefix+1] {
+		delete(c.done, c.prefix+1)
+		c.prefix++
+	}
+	for c.wmWait.Len() > 0 && c.wmWait[0].wait <= c.prefix {
+		c.release(heap.Pop(&c.wmWait).(wmItem).e)
+	}
+}
+
+func (c *core) release(e *entry) {
+	e.missing--
+	if e.missing == 0 && !e.dispatched {
+		c.makeReady(e)
+	}
+}
+
+// head is the lowest admitted transaction not dispatched yet, 0 if none.
+// With commit order preserved, the last free worker must go to it: a
+// worker holding a later transaction waits for the head to commit.
+func (c *core) head() uint64 {
+	c.cursor = max(c.cursor, c.prefix+1)
+	for {
+		e := c.entries[c.cursor]
+		if e == nil {
+			if c.done[c.cursor] {
+				c.cursor++
+				continue
+			}
+			return 0
+		}
+		if !e.dispatched {
+			return c.cursor
+		}
+		c.cursor++
+	}
+}
+
+// next forms the next Work: the lowest ready transaction, extended with
+// following ones up to maxTxns and maxBytes. With onlyHead it forms work
+// only if that transaction is the head. It returns nil when nothing is
+// ready.
+func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *applier.Work {
+	var first *entry
+	for c.ready.Len() > 0 {
+		s := c.ready[0]
+		if e := c.entries[s]; e != nil && !e.dispatched {
+			if onlyHead && s != c.head() {
+				return nil
+			}
+			heap.Pop(&c.ready)
+			first = e
+			break
+		}
+		heap.Pop(&c.ready)
+	}
+	if first == nil {
+		return nil
+	}
+	c.nReady--
+	first.dispatched = true
+	w := &applier.Work{Txns: []*applier.Txn{first.item}}
+	if first.item.DDL != nil {
+		return w
+	}
+	lo, bytes := first.item.Seq, first.item.Bytes
+	for s := lo + 1; len(w.Txns) < maxTxns && bytes < maxBytes; s++ {
+		e := c.entries[s]
+		if e == nil || e.dispatched || e.item.DDL != nil || !c.satisfiedWithin(e, lo, s-1) {
+			break
+		}
+		if e.missing == 0 {
+			c.nReady-- // its heap entry is skipped when popped
+		}
+		e.dispatched = true
+		w.Txns = append(w.Txns, e.item)
+		bytes += e.item.Bytes
+	}
+	return w
+}
+
+// undo returns work formed by next to the window, undispatched.
+func (c *core) undo(w *applier.Work) {
+	for _, t := range w.Txns {
+		e := c.entries[t.Seq]
+		e.dispatched = false
+		if e.missing == 0 {
+			c.makeReady(e)
+		}
+		c.cursor = min(c.cursor, t.Seq)
+	}
+}
+
+// satisfiedWithin reports whether e waits only for committed transactions
+// or for ones in lo..hi (the work being formed, which applies them first).
+func (c *core) satisfiedWithin(e *entry, lo, hi uint64) bool {
+	if w := e.deps.Wait; w > c.prefix && !(c.prefix+1 >= lo && w <= hi) {
+		return false
+	}
+	for _, o := range e.deps.On {
+		if !c.isDone(o) && (o < lo || o > hi) {
+			return false
+		}
+	}
+	return true
+}
+
+// seqHeap is a min-heap of stream positions.
+type seqHeap []uint64
+
+func (h seqHeap) Len() int           { return len(h) }
+func (h seqHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h seqHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *seqHeap) Push(x any)        { *h = append(*h, x.(uint64)) }
+func (h *seqHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// wmHeap orders transactions waiting for the prefix by how far it must go.
+type wmItem struct {
+	wait uint64
+	e    *entry
+}
+
+type wmHeap []wmItem
+
+func (h wmHeap) Len() int           { return len(h) }
+func (h wmHeap) Less(i, j int) bool { return h[i].wait < h[j].wait }
+func (h wmHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *wmHeap) Push(x any)        { *h = append(*h, x.(wmItem)) }
+func (h *wmHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,192 @@
+package scheduler
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/paraply/paraply/internal/applier"
+	"github.com/paraply/paraply/internal/deptrack"
+)
+
+func txn(seq uint64) *applier.Txn {
+	return &applier.Txn{Seq: seq, GTID: "0-1-" + itoa(seq), Bytes: 100}
+}
+
+func itoa(n uint64) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+func seqs(w *applier.Work) []uint64 {
+	if w == nil {
+		return nil
+	}
+	var out []uint64
+	for _, t := range w.Txns {
+		out = append(out, t.Seq)
+	}
+	return out
+}
+
+// TestLookAheadPassesBlocked: a ready transaction goes before a blocked
+// lower one.
+func TestLookAheadPassesBlocked(t *testing.T) {
+	c := newCore(0, 100, 1<<20)
+	c.admit(txn(1), deptrack.Deps{})
+	c.admit(txn(2), deptrack.Deps{On: []uint64{1}})
+	c.admit(txn(3), deptrack.Deps{})
+	if got := seqs(c.next(1, 1<<20, false)); !slices.Equal(got, []uint64{1}) {
+		t.Fatalf("first work %v, want [1]", got)
+	}
+	if got := seqs(c.next(1, 1<<20, false)); !slices.Equal(got, []uint64{3}) {
+		t.Fatalf("second work %v, want [3] (2 is blocked by 1)", got)
+	}
+	if w := c.next(1, 1<<20, false); w != nil {
+		t.Fatalf("nothing should be ready, got %v", seqs(w))
+	}
+	c.commit(1, 1)
+	if got := seqs(c.next(1, 1<<20, false)); !slices.Equal(got, []uint64{2}) {
+		t.Fatalf("after 1 commits: %v, want [2]", got)
+	}
+}
+
+// TestBatchKeepsInternalDependencies: a chain on one hot row goes into one
+// work, in order; a transaction depending on something outside the work
+// ends it.
+func TestBatchKeepsInternalDependencies(t *testing.T) {
+	c := newCore(0, 100, 1<<20)
+	c.admit(txn(1), deptrack.Deps{})
+	c.admit(txn(2), deptrack.Deps{On: []uint64{1}})
+	c.admit(txn(3), deptrack.Deps{Wait: 2})
+	c.admit(txn(4), deptrack.Deps{On: []uint64{9}}) // 9 is not in the window yet
+	if got := seqs(c.next(16, 1<<20, false)); !slices.Equal(got, []uint64{1, 2, 3}) {
+		t.Fatalf("batch %v, want [1 2 3]", got)
+	}
+}
+
+// TestHeadReserve: with onlyHead, only work starting at the lowest
+// undispatched transaction is formed.
+func TestHeadReserve(t *testing.T) {
+	c := newCore(0, 100, 1<<20)
+	c.admit(txn(1), deptrack.Deps{})
+	c.admit(txn(2), deptrack.Deps{On: []uint64{1}})
+	c.admit(txn(3), deptrack.Deps{})
+	w1 := c.next(1, 1<<20, false) // 1
+	if c.head() != 2 {
+		t.Fatalf("head %d, want 2", c.head())
+	}
+	if w := c.next(1, 1<<20, true); w != nil {
+		t.Fatalf("onlyHead formed %v while the head (2) is blocked", seqs(w))
+	}
+	w3 := c.next(1, 1<<20, false)
+	if !slices.Equal(seqs(w3), []uint64{3}) {
+		t.Fatalf("got %v", seqs(w3))
+	}
+	c.undo(w3)
+	if got := seqs(c.next(1, 1<<20, false)); !slices.Equal(got, []uint64{3}) {
+		t.Fatalf("after undo: %v, want [3] again", got)
+	}
+	c.commit(w1.First(), w1.Last())
+	if got := seqs(c.next(1, 1<<20, true)); !slices.Equal(got, []uint64{2}) {
+		t.Fatalf("head work %v, want [2]", got)
+	}
+}
+
+// TestWindowBounds: full() by count and by bytes.
+func TestWindowBounds(t *testing.T) {
+	c := newCore(0, 3, 1<<20)
+	for s := uint64(1); s <= 3; s++ {
+		c.admit(txn(s), deptrack.Deps{})
+	}
+	if !c.full() {
+		t.Fatal("window of 3 not full with 3")
+	}
+	c.commit(1, 1)
+	if c.full() {
+		t.Fatal("full after a commit")
+	}
+	b := newCore(0, 100, 250)
+	b.admit(txn(1), deptrack.Deps{})
+	b.admit(txn(2), deptrack.Deps{})
+	if b.full() {
+		t.Fatal("200 bytes of 250 is not full")
+	}
+	b.admit(txn(3), deptrack.Deps{})
+	if !b.full() {
+		t.Fatal("300 bytes of 250 is full")
+	}
+}
+
+// TestRandomScheduleRespectsDeps simulates workers completing work in
+// random order and checks that no transaction is ever dispatched before
+// its predecessors committed or travel in the same work before it, and
+// that everything is eventually dispatched (no deadlock).
+func TestRandomScheduleRespectsDeps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 200; round++ {
+		n := uint64(60)
+		deps := make([]deptrack.Deps, n+1)
+		for s := uint64(1); s <= n; s++ {
+			var d deptrack.Deps
+			if rng.IntN(10) == 0 && s > 1 {
+				d.Wait = uint64(rng.IntN(int(s - 1)))
+			}
+			for k := 0; k < rng.IntN(3); k++ {
+				if o := uint64(rng.IntN(int(s))); o > d.Wait {
+					d.On = append(d.On, o)
+				}
+			}
+			slices.Sort(d.On)
+			d.On = slices.Compact(d.On)
+			deps[s] = d
+		}
+		c := newCore(0, 16, 1<<20)
+		committed := map[uint64]bool{}
+		var inflight []*applier.Work
+		next := uint64(1)
+		for steps := 0; len(committed) < int(n); steps++ {
+			if steps > 100000 {
+				t.Fatalf("round %d: no progress (deadlock): committed %d of %d", round, len(committed), n)
+			}
+			for next <= n && !c.full() {
+				c.admit(txn(next), deps[next])
+				next++
+			}
+			if w := c.next(1+rng.IntN(4), 1<<20, false); w != nil {
+				for i, tx := range w.Txns {
+					d := deps[tx.Seq]
+					ok := func(p uint64) bool { return p == 0 || committed[p] || slices.Contains(seqs(w)[:i], p) }
+					for p := uint64(1); p <= d.Wait; p++ {
+						if !ok(p) {
+							t.Fatalf("round %d: %d dispatched before %d (Wait %d)", round, tx.Seq, p, d.Wait)
+						}
+					}
+					for _, p := range d.On {
+						if !ok(p) {
+							t.Fatalf("round %d: %d dispatched before %d (On)", round, tx.Seq, p)
+						}
+					}
+				}
+				inflight = append(inflight, w)
+				continue
+			}
+			if len(inflight) == 0 {
+				t.Fatalf("round %d: nothing ready and nothing in flight with %d of %d committed", round, len(committed), n)
+			}
+			i := rng.IntN(len(inflight))
+			w := inflight[i]
+			inflight = append(inflight[:i], inflight[i+1:]...)
+			for _, tx := range w.Txns {
+				committed[tx.Seq] = true
+			}
+			c.commit(w.First(), w.Last())
+		}
+	}
+}

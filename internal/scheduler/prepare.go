@@ -1,0 +1,161 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/paraply/paraply/internal/applier"
+	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/relaylog"
+	"github.com/paraply/paraply/internal/schema"
+	"github.com/paraply/paraply/internal/sqlgen"
+)
+
+// Prepared is a transaction read from the relay log, decoded, with its
+// dependencies computed, on its way to the coordinator.
+type Prepared struct {
+	Txn  *applier.Txn
+	Deps deptrack.Deps
+	// Resume is the source position after this transaction.
+	Resume string
+	// Skip is set when the target already has it (a restart after a crash).
+	Skip bool
+}
+
+// EntrySource yields relay log entries in order, blocking at the end.
+type EntrySource interface {
+	Next(ctx context.Context) (*relaylog.Entry, error)
+}
+
+// Preparer is the stage between the relay log and the coordinator: it
+// decodes each transaction, follows DDL in the schema catalog, computes the
+// writeset and the dependencies (the tracker needs stream order, so this
+// is one goroutine), and resolves each rows event's table for SQL
+// generation, so that workers never read the catalog while it changes.
+type Preparer struct {
+	Catalog *schema.Catalog
+	Mode    deptrack.Mode
+	History int
+	// Applied are GTIDs the target already has (from the checkpoint).
+	Applied map[string]bool
+	// Rerun are GTIDs of DDL whose outcome a crash left unknown.
+	Rerun map[string]bool
+
+	decoder   *binlog.Decoder
+	extractor *deptrack.Extractor
+	tracker   *deptrack.Tracker
+	ws        deptrack.Writeset
+	tables    map[tableKey]*sqlgen.Table
+}
+
+type tableKey struct {
+	def     *schema.Table
+	name    schema.TableName
+	columns uint64
+}
+
+// Run reads from src and sends to out until ctx is done or an error.
+func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepared) error {
+	p.decoder = binlog.NewDecoder()
+	p.extractor = deptrack.NewExtractor(p.Catalog)
+	p.tracker = deptrack.NewTracker(p.Mode, p.History)
+	p.tables = map[tableKey]*sqlgen.Table{}
+	for {
+		e, err := src.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		pr, err := p.prepare(e)
+		if err != nil {
+			return err
+		}
+		select {
+		case out <- pr:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
+	txn, err := p.decoder.Decode(e.Txn)
+	if err != nil {
+		return nil, fmt.Errorf("relay log entry %d: %w", e.Index, err)
+	}
+	txn.Seq = e.Index
+	gtid := e.GTID.String()
+	it := &applier.Txn{Seq: e.Index, GTID: gtid, Txn: txn, Bytes: txn.Bytes}
+	p.extractor.Extract(txn, &p.ws)
+	deps := p.tracker.Add(txn, &p.ws)
+	pr := &Prepared{Txn: it, Deps: deps, Resume: e.Resume, Skip: p.Applied[gtid]}
+	if txn.StatementDML && !txn.DDL {
+		return nil, &applier.ConflictError{GTID: gtid, What: "statement-format DML: paraply applies row-based binlogs only (binlog_format=ROW on the source)"}
+	}
+	if txn.DDL {
+		ddl, err := p.followDDL(txn)
+		if err != nil {
+			return nil, err
+		}
+		ddl.Rerun = p.Rerun[gtid]
+		it.DDL = ddl
+		return pr, nil
+	}
+	it.Tables = make([]*sqlgen.Table, len(txn.Rows))
+	for i, r := range txn.Rows {
+		t, err := p.table(r)
+		if err != nil {
+			return nil, &applier.ConflictError{GTID: gtid, Table: schema.TableName{Schema: r.Schema(), Name: r.Name()}.String(), What: "cannot apply rows", Err: err}
+		}
+		it.Tables[i] = t
+	}
+	return pr, nil
+}
+
+// followDDL applies the transaction's DDL to the catalog and says which
+// objects it changes.
+func (p *Preparer) followDDL(txn *binlog.Txn) (*applier.DDL, error) {
+	ddl := &applier.DDL{Statements: txn.Statements}
+	known := true
+	for _, st := range txn.Statements {
+		if !st.DDL {
+			continue
+		}
+		ch, err := p.Catalog.ApplyDDL(st.Schema, st.Query)
+		if err != nil {
+			known = false // tables are marked unknown; fingerprint everything
+		}
+		for _, s := range ch.Schemas {
+			ddl.Objects = append(ddl.Objects, checkpoint.Object{Schema: s})
+		}
+		for _, t := range ch.Tables {
+			ddl.Objects = append(ddl.Objects, checkpoint.Object{Schema: t.Schema, Table: t.Name})
+		}
+	}
+	if !known {
+		ddl.Objects = nil
+	}
+	p.extractor.Invalidate()
+	clear(p.tables)
+	return ddl, nil
+}
+
+// table resolves the SQL-generation view of a rows event's table.
+func (p *Preparer) table(r *binlog.Rows) (*sqlgen.Table, error) {
+	name := schema.TableName{Schema: r.Schema(), Name: r.Name()}
+	def := p.Catalog.Table(name.Schema, name.Name)
+	k := tableKey{def: def, name: name, columns: r.Table.ColumnCount}
+	if t, ok := p.tables[k]; ok {
+		return t, nil
+	}
+	t, err := sqlgen.NewTable(def, r.Table)
+	if err != nil {
+		return nil, err
+	}
+	p.tables[k] = t
+	return t, nil
+}

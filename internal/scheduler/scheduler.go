@@ -1,0 +1,285 @@
+// Package scheduler is the coordinator between the relay log and the
+// workers: it admits prepared transactions into a bounded look-ahead
+// window, dispatches each to a worker as soon as what it waits for has
+// committed, learns of commits, and moves the checkpoint's low-water mark.
+package scheduler
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/paraply/paraply/internal/applier"
+)
+
+// Config sizes the coordinator.
+type Config struct {
+	// Window bounds the transactions admitted and not yet committed, in
+	// count and bytes (the look-ahead).
+	Window      int
+	WindowBytes int
+	// BatchTxns and BatchBytes bound one target transaction (target
+	// batching); 1 disables batching.
+	BatchTxns  int
+	BatchBytes int
+	// Workers is the size of the worker pool (used to size batches: with
+	// few transactions ready, each worker gets one).
+	Workers int
+	// PreserveOrder says workers commit in source order (so one worker is
+	// kept for the oldest transaction).
+	PreserveOrder bool
+	// ProgressEvery is how often the low-water mark is saved.
+	ProgressEvery time.Duration
+	Logger        *slog.Logger
+}
+
+// Defaults fills zero fields.
+func (c Config) withDefaults() Config {
+	if c.Window <= 0 {
+		c.Window = 4096
+	}
+	if c.WindowBytes <= 0 {
+		c.WindowBytes = 64 << 20
+	}
+	if c.BatchTxns <= 0 {
+		c.BatchTxns = 1
+	}
+	if c.BatchBytes <= 0 {
+		c.BatchBytes = 4 << 20
+	}
+	if c.Workers <= 0 {
+		c.Workers = 1
+	}
+	if c.ProgressEvery <= 0 {
+		c.ProgressEvery = 200 * time.Millisecond
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Progress is the low-water mark to save: every transaction up to
+// RelayIndex has committed; Position is the source position after it;
+// Covered are the GTIDs committed since the previous Progress (their
+// checkpoint rows can go).
+type Progress struct {
+	RelayIndex uint64
+	Position   string
+	Covered    []string
+}
+
+// Stats are the coordinator's counters, in the spirit of MySQL's
+// "Multi-threaded replica statistics": what it assigned, and why it waited.
+type Stats struct {
+	Assigned      int64 // transactions handed to workers
+	Works         int64 // target transactions (batches)
+	Skipped       int64 // transactions the target already had
+	DepWaits      int64 // times a worker was free but nothing was ready (dependency waits)
+	DepWaitTime   time.Duration
+	BusyWaits     int64 // times something was ready but every worker was busy
+	BusyWaitTime  time.Duration
+	FullWaits     int64 // times the window was full
+	FullWaitTime  time.Duration
+	Committed     int64
+	Pending       int // in the window
+	Ready         int
+	LowWaterMark  uint64
+	LastCommitted time.Time
+}
+
+// Coordinator runs the dispatch loop. Its exported methods are not safe
+// for concurrent use; Stats is published through the Observe callback.
+type Coordinator struct {
+	cfg  Config
+	core *core
+	seq  *applier.Sequencer
+	// info about committed transactions awaiting the next Progress
+	resume map[uint64]string
+	gtids  map[uint64]string
+	stats  Stats
+}
+
+// NewCoordinator starts with every transaction up to the sequencer's
+// prefix committed; it tells seq about transactions it skips.
+func NewCoordinator(cfg Config, seq *applier.Sequencer) *Coordinator {
+	cfg = cfg.withDefaults()
+	return &Coordinator{cfg: cfg, core: newCore(seq.Prefix(), cfg.Window, cfg.WindowBytes), seq: seq,
+		resume: map[uint64]string{}, gtids: map[uint64]string{}}
+}
+
+// Run dispatches until ctx is done or a channel closes. in brings prepared
+// transactions; work goes to workers, done brings it back; save is called
+// with each new low-water mark from this goroutine (it may block briefly;
+// the last call, made when ctx is done, must not depend on ctx); observe, if not nil, receives stats every ProgressEvery.
+func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- *applier.Work, done <-chan *applier.Work,
+	save func(Progress) error, observe func(Stats)) error {
+	tick := time.NewTicker(c.cfg.ProgressEvery)
+	defer tick.Stop()
+	var next *applier.Work
+	idle := c.cfg.Workers // workers without work, as far as the coordinator knows
+	saved := c.core.prefix
+	waitSince := time.Time{}
+	waitKind := 0
+	for {
+		// With commit order preserved, a worker holding a later
+		// transaction waits for the earlier ones: the last free worker is
+		// kept for the head of the window, or all could wait on a
+		// transaction no worker is left to run.
+		reserve := c.cfg.PreserveOrder && idle <= 1
+		if next != nil && reserve && next.First() != c.core.head() {
+			c.core.undo(next)
+			next = nil
+		}
+		if next == nil {
+			next = c.core.next(c.batchSize(idle), c.cfg.BatchBytes, reserve)
+		}
+		c.account(&waitSince, &waitKind, next, idle)
+		var out chan<- *applier.Work
+		if next != nil {
+			out = work
+		}
+		inCh := in
+		if c.core.full() {
+			inCh = nil
+		}
+		select {
+		case <-ctx.Done():
+			if c.core.prefix != saved {
+				return save(c.progress())
+			}
+			return nil
+		case p, ok := <-inCh:
+			if !ok {
+				return nil
+			}
+			c.admit(p)
+		case out <- next:
+			c.stats.Assigned += int64(len(next.Txns))
+			c.stats.Works++
+			idle--
+			next = nil
+		case w := <-done:
+			idle++
+			c.committed(w.First(), w.Last(), w.Txns)
+		case <-tick.C:
+			if c.core.prefix != saved {
+				if err := save(c.progress()); err != nil {
+					return err
+				}
+				saved = c.core.prefix
+			}
+			if observe != nil {
+				observe(c.Stats())
+			}
+		}
+	}
+}
+
+// batchSize spreads ready transactions over idle workers: with plenty
+// ready, full batches; with few, one each, so that a trickle is not
+// serialized into one worker.
+func (c *Coordinator) batchSize(idle int) int {
+	if c.cfg.BatchTxns <= 1 {
+		return 1
+	}
+	n := c.core.nReady / max(idle, 1)
+	return max(1, min(n, c.cfg.BatchTxns))
+}
+
+// account keeps the wait statistics: a wait starts when the coordinator
+// cannot hand out work, and is attributed to its reason.
+func (c *Coordinator) account(since *time.Time, kind *int, next *applier.Work, idle int) {
+	const (
+		none = iota
+		dep
+		busy
+		full
+	)
+	k := none
+	switch {
+	case next != nil && idle <= 0:
+		k = busy
+	case next == nil && c.core.pending() > 0 && idle > 0:
+		k = dep
+	case c.core.full():
+		k = full
+	}
+	if k == *kind {
+		return
+	}
+	now := time.Now()
+	if !since.IsZero() {
+		d := now.Sub(*since)
+		switch *kind {
+		case dep:
+			c.stats.DepWaitTime += d
+		case busy:
+			c.stats.BusyWaitTime += d
+		case full:
+			c.stats.FullWaitTime += d
+		}
+	}
+	switch k {
+	case dep:
+		c.stats.DepWaits++
+	case busy:
+		c.stats.BusyWaits++
+	case full:
+		c.stats.FullWaits++
+	}
+	*kind = k
+	if k == none {
+		*since = time.Time{}
+	} else {
+		*since = now
+	}
+}
+
+func (c *Coordinator) admit(p *Prepared) {
+	seq := p.Txn.Seq
+	c.resume[seq] = p.Resume
+	if p.Skip {
+		c.stats.Skipped++
+		c.core.commit(seq, seq)
+		c.seq.Done(seq, seq)
+		c.gtids[seq] = p.Txn.GTID
+		return
+	}
+	c.core.admit(p.Txn, p.Deps)
+}
+
+func (c *Coordinator) committed(first, last uint64, txns []*applier.Txn) {
+	c.core.commit(first, last)
+	for _, t := range txns {
+		c.gtids[t.Seq] = t.GTID
+	}
+	c.stats.Committed += int64(len(txns))
+	c.stats.LastCommitted = time.Now()
+}
+
+// progress collects the low-water mark and the GTIDs it now covers.
+func (c *Coordinator) progress() Progress {
+	p := Progress{RelayIndex: c.core.prefix, Position: c.resume[c.core.prefix]}
+	for s, g := range c.gtids {
+		if s <= c.core.prefix {
+			p.Covered = append(p.Covered, g)
+			delete(c.gtids, s)
+		}
+	}
+	for s := range c.resume {
+		if s < c.core.prefix {
+			delete(c.resume, s)
+		}
+	}
+	return p
+}
+
+// Stats returns the counters.
+func (c *Coordinator) Stats() Stats {
+	s := c.stats
+	s.Pending = c.core.pending()
+	s.Ready = c.core.nReady
+	s.LowWaterMark = c.core.prefix
+	return s
+}

@@ -1,0 +1,52 @@
+package source
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/paraply/paraply/internal/binlog"
+)
+
+// Info is what a source says about itself.
+type Info struct {
+	Flavor  binlog.Flavor
+	Version string
+	// Position is the source's current GTID position: where a replica
+	// that has everything up to now would resume.
+	Position     string
+	ServerID     uint32
+	BinlogFormat string
+	RowImage     string
+	RowMetadata  string
+}
+
+// Inspect reads the source's flavor, position and binlog settings, and
+// refuses settings paraply cannot replicate from.
+func Inspect(ctx context.Context, db *sql.DB) (Info, error) {
+	var in Info
+	var logBin int
+	if err := db.QueryRowContext(ctx, "SELECT VERSION(), @@server_id, @@log_bin, @@binlog_format, @@binlog_row_image").
+		Scan(&in.Version, &in.ServerID, &logBin, &in.BinlogFormat, &in.RowImage); err != nil {
+		return in, fmt.Errorf("inspecting the source: %w", err)
+	}
+	if logBin != 1 {
+		return in, fmt.Errorf("the source has no binary log (start it with log_bin)")
+	}
+	in.Flavor = binlog.FlavorMySQL
+	posQuery := "SELECT @@global.gtid_executed"
+	if strings.Contains(strings.ToLower(in.Version), "mariadb") {
+		in.Flavor = binlog.FlavorMariaDB
+		posQuery = "SELECT @@global.gtid_binlog_pos"
+	}
+	if err := db.QueryRowContext(ctx, posQuery).Scan(&in.Position); err != nil {
+		return in, fmt.Errorf("reading the source's GTID position (GTIDs must be on): %w", err)
+	}
+	_ = db.QueryRowContext(ctx, "SELECT @@binlog_row_metadata").Scan(&in.RowMetadata)
+	in.Position = strings.ReplaceAll(in.Position, "\n", "")
+	if !strings.EqualFold(in.BinlogFormat, "ROW") {
+		return in, fmt.Errorf("the source logs binlog_format=%s: paraply needs ROW (SET GLOBAL binlog_format=ROW)", in.BinlogFormat)
+	}
+	return in, nil
+}

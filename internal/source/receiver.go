@@ -1,0 +1,257 @@
+package source
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/config"
+	"github.com/paraply/paraply/internal/relaylog"
+)
+
+// Config configures a Receiver.
+type Config struct {
+	Source config.Endpoint
+	// ServerID is the replica server_id paraply presents to the source; it
+	// must differ from every other replica's.
+	ServerID uint32
+	// Flavor is binlog.FlavorMariaDB or binlog.FlavorMySQL (see Detect).
+	Flavor binlog.Flavor
+	// Heartbeat is the source heartbeat period; a stream silent for three
+	// periods is treated as dead and reconnected.
+	Heartbeat time.Duration
+	// MaxBackoff bounds the pause between reconnection attempts.
+	MaxBackoff time.Duration
+	TLS        *tls.Config
+	Logger     *slog.Logger
+}
+
+// Status is what the receiver reports about the stream.
+type Status struct {
+	Connected     bool
+	Reconnects    int64
+	Transactions  int64
+	Bytes         int64
+	LastEvent     time.Time // last event of any kind, heartbeats included
+	LastTxn       time.Time // last transaction received
+	Position      string    // source position after the last transaction received
+	SourceFile    string
+	SourceOffset  int64
+	LastError     string
+	LastErrorTime time.Time
+}
+
+// Receiver streams a source's binlog into a relay log.
+type Receiver struct {
+	cfg   Config
+	relay *relaylog.Log
+
+	mu     sync.Mutex // guards status
+	status Status
+}
+
+// NewReceiver streams into relay.
+func NewReceiver(cfg Config, relay *relaylog.Log) (*Receiver, error) {
+	if cfg.ServerID == 0 {
+		return nil, errors.New("source: the replica server id must not be 0")
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = time.Second
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Receiver{cfg: cfg, relay: relay}, nil
+}
+
+// Status returns a copy of the receiver's status.
+func (r *Receiver) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status
+}
+
+// ErrPositionGone is returned when the source no longer has the binlogs
+// holding the position to resume from.
+var ErrPositionGone = errors.New("the source no longer has the binlog at the position to resume from")
+
+// Run streams from position start (a GTID set in the flavor's text form;
+// "" means from the beginning of the source's binlogs) until ctx is done.
+// It reconnects on its own; it returns an error only when the stream cannot
+// continue (position gone, access denied, a corrupt or unsupported event).
+func (r *Receiver) Run(ctx context.Context, start string) error {
+	pos, err := mysql.ParseGTIDSet(flavorName(r.cfg.Flavor), start)
+	if err != nil {
+		return fmt.Errorf("source position %q: %w", start, err)
+	}
+	backoff := 100 * time.Millisecond
+	for {
+		received, err := r.stream(ctx, pos)
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.setError(err)
+		if gone(err) {
+			return fmt.Errorf("%w (position %s): %v", ErrPositionGone, pos, err)
+		}
+		if fatal(err) {
+			return err
+		}
+		r.cfg.Logger.Warn("source stream broke; reconnecting", "source", r.cfg.Source, "after", backoff, "err", err)
+		if received {
+			backoff = 100 * time.Millisecond
+		}
+		select {
+		case <-time.After(backoff + time.Duration(rand.Int64N(int64(backoff/4)+1))):
+		case <-ctx.Done():
+			return nil
+		}
+		backoff = min(2*backoff, r.cfg.MaxBackoff)
+		r.mu.Lock()
+		r.status.Reconnects++
+		r.mu.Unlock()
+	}
+}
+
+// stream runs one replication connection from pos (updated as transactions
+// are relayed) and reports whether it received any.
+func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (bool, error) {
+	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+		ServerID:         r.cfg.ServerID,
+		Flavor:           flavorName(r.cfg.Flavor),
+		Host:             r.cfg.Source.Host,
+		Port:             uint16(r.cfg.Source.Port),
+		User:             r.cfg.Source.User,
+		Password:         r.cfg.Source.Password(),
+		TLSConfig:        r.cfg.TLS,
+		RawModeEnabled:   true, // events are framed here and decoded by the applier side
+		HeartbeatPeriod:  r.cfg.Heartbeat,
+		ReadTimeout:      3 * r.cfg.Heartbeat,
+		DisableRetrySync: true, // reconnect here, from what the relay log holds
+		Logger:           slog.New(slog.DiscardHandler),
+	})
+	defer syncer.Close()
+	streamer, err := syncer.StartSyncGTID(pos.Clone())
+	if err != nil {
+		return false, err
+	}
+	r.mu.Lock()
+	r.status.Connected = true
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.status.Connected = false
+		r.mu.Unlock()
+	}()
+	framer := binlog.NewFramer()
+	file := ""
+	received := false
+	for {
+		be, err := streamer.GetEvent(ctx)
+		if err != nil {
+			return received, err
+		}
+		if rot, ok := be.Event.(*replication.RotateEvent); ok {
+			file = string(rot.NextLogName)
+		}
+		offset := int64(be.Header.LogPos) - int64(be.Header.EventSize)
+		if be.Header.LogPos == 0 {
+			offset = 0
+		}
+		ev := binlog.Event{Data: be.RawData, Pos: binlog.Pos{File: file, Offset: offset}}
+		r.touch()
+		if err := framer.Push(ev); err != nil {
+			return received, err
+		}
+		for rt := framer.Next(); rt != nil; rt = framer.Next() {
+			if err := r.relayTxn(ctx, rt, pos); err != nil {
+				return received, err
+			}
+			received = true
+		}
+	}
+}
+
+// relayTxn appends one transaction and advances pos past it.
+func (r *Receiver) relayTxn(ctx context.Context, rt *binlog.RawTxn, pos mysql.GTIDSet) error {
+	g, err := rt.GTID()
+	if err != nil {
+		return err
+	}
+	if g.IsZero() {
+		return fmt.Errorf("%w: a transaction without GTID at %s (paraply replicates GTID streams only)", binlog.ErrUnsupported, rt.Events[0].Pos)
+	}
+	if err := pos.Update(g.String()); err != nil {
+		return fmt.Errorf("advancing the source position past %s: %w", g, err)
+	}
+	resume := pos.String()
+	if _, err := r.relay.Append(ctx, relaylog.Record{Txn: rt, GTID: g, Resume: resume}); err != nil {
+		return err
+	}
+	last := rt.Events[len(rt.Events)-1]
+	r.mu.Lock()
+	r.status.Transactions++
+	r.status.Bytes += int64(rt.Bytes())
+	r.status.LastTxn = time.Now()
+	r.status.Position = resume
+	r.status.SourceFile, r.status.SourceOffset = last.Pos.File, last.Pos.Offset+int64(len(last.Data))
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *Receiver) touch() {
+	r.mu.Lock()
+	r.status.LastEvent = time.Now()
+	r.mu.Unlock()
+}
+
+func (r *Receiver) setError(err error) {
+	if err == nil {
+		return
+	}
+	r.mu.Lock()
+	r.status.LastError, r.status.LastErrorTime = err.Error(), time.Now()
+	r.mu.Unlock()
+}
+
+// fatal reports errors that reconnecting cannot fix.
+func fatal(err error) bool {
+	if errors.Is(err, binlog.ErrCorrupt) || errors.Is(err, binlog.ErrUnsupported) || errors.Is(err, binlog.ErrUnknownEvent) ||
+		errors.Is(err, relaylog.ErrTooLarge) || errors.Is(err, relaylog.ErrClosed) {
+		return true
+	}
+	var me *mysql.MyError
+	if errors.As(err, &me) {
+		switch me.Code {
+		case 1045, 1044, 1227: // access denied, missing privilege
+			return true
+		}
+	}
+	return gone(err)
+}
+
+// gone reports the source's "could not find the position in the binlogs"
+// (ER_MASTER_FATAL_ERROR_READING_BINLOG).
+func gone(err error) bool {
+	var me *mysql.MyError
+	return errors.As(err, &me) && me.Code == 1236
+}
+
+func flavorName(f binlog.Flavor) string {
+	if f == binlog.FlavorMySQL {
+		return mysql.MySQLFlavor
+	}
+	return mysql.MariaDBFlavor
+}
