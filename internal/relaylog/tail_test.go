@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -324,5 +325,41 @@ func TestConcurrent(t *testing.T) {
 	}
 	if st := l.Stats(); st.PurgedSegments == 0 || st.Appended != uint64(len(recs)) {
 		t.Fatalf("stats: %+v", st)
+	}
+}
+
+// TestTooLargeForHeldSegment: a segment without transactions is never
+// rolled, so what it holds (here a FORMAT record left by a cut tail) counts
+// against the room for a transaction: ErrTooLarge, not a wait forever.
+func TestTooLargeForHeldSegment(t *testing.T) {
+	recs := corpusRecords(t)
+	recA := recs[0]
+	var recB Record
+	for _, r := range recs {
+		if !sameEvent(r.Txn.Format.Event, recA.Txn.Format.Event) && r.Txn.Bytes() > 1500 && r.Txn.Bytes() < 8000 {
+			recB = r
+			break
+		}
+	}
+	if recB.Txn == nil {
+		t.Fatal("no suitable record")
+	}
+	dir := t.TempDir()
+	l := openLog(t, Options{Dir: dir})
+	appendAll(t, l, []Record{recA})
+	l.Close()
+	onDisk := scanRecords(t, segPath(dir, 1), 1)
+	if err := os.Truncate(segPath(dir, 1), onDisk[len(onDisk)-1].off); err != nil { // cut the TXN
+		t.Fatal(err)
+	}
+
+	var w writer
+	txnSize, _ := w.encodeTxn(1, recB)
+	fresh := preambleSize(position{}) + formatRecSize(recB.Txn.Format.Event) + txnSize
+	l = openLog(t, Options{Dir: dir, MaxBytes: fresh, SegmentBytes: fresh})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := l.Append(ctx, recB); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Append: %v, want ErrTooLarge", err)
 	}
 }

@@ -58,13 +58,6 @@ func (r *Replica) run(ctx context.Context) error {
 	if r.info, err = source.Inspect(ctx, srcDB); err != nil {
 		return fmt.Errorf("source %s: %w", r.cfg.Source, err)
 	}
-	cat, err := schema.Load(ctx, srcDB)
-	if err != nil {
-		return fmt.Errorf("reading the schema from the source %s: %w", r.cfg.Source, err)
-	}
-	if r.info.Flavor == binlog.FlavorMySQL {
-		cat.SetFlavor(schema.MySQL)
-	}
 	tgtDB, err := r.cfg.Target.Open(applier.ConfigureSession)
 	if err != nil {
 		return err
@@ -72,6 +65,17 @@ func (r *Replica) run(ctx context.Context) error {
 	defer tgtDB.Close()
 	tgtDB.SetMaxOpenConns(r.cfg.Workers + 4)
 	tgtDB.SetMaxIdleConns(r.cfg.Workers + 4)
+	// Keys come from the target, not the source: the target's tables are
+	// as of the position being applied (the source's may have changed
+	// since), and its constraints are the ones the workers must not
+	// violate. DDL in the stream is followed from there.
+	cat, err := schema.Load(ctx, tgtDB)
+	if err != nil {
+		return fmt.Errorf("reading the schema from the target %s: %w", r.cfg.Target, err)
+	}
+	if r.info.Flavor == binlog.FlavorMySQL {
+		cat.SetFlavor(schema.MySQL)
+	}
 	store := checkpoint.NewStore(tgtDB)
 	if err := store.Init(ctx); err != nil {
 		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
@@ -170,18 +174,18 @@ func (r *Replica) run(ctx context.Context) error {
 // openRelay opens the relay log and decides where applying resumes (the
 // prefix of relay indexes already applied) and where receiving resumes.
 func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store *checkpoint.Store) (uint64, string, error) {
-	opts := relaylog.Options{Dir: r.cfg.RelayDir, MaxBytes: r.cfg.RelayMaxBytes, Sync: r.cfg.RelaySync, Logger: r.log.With("component", "relaylog")}
+	opts := relaylog.Options{Dir: r.cfg.RelayDir, MaxBytes: r.cfg.RelayMaxBytes, Sync: r.cfg.RelaySync, Logger: r.log}
 	relay, err := relaylog.Open(opts)
 	if err != nil {
 		return 0, "", err
 	}
 	last, _ := relay.Last()
+	resume, hasResume := relay.Resume()
 	R := state.RelayIndex
 	switch {
-	case last > 0 && R+1 >= relay.First() && R <= last:
+	case last > 0 && hasResume && R+1 >= relay.First() && R <= last:
 		// The relay log holds everything after the checkpoint.
 		r.relay = relay
-		resume, _ := relay.Resume()
 		return R, resume, nil
 	case last > 0:
 		// The relay log does not continue from the checkpoint (it was cut

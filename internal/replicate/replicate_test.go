@@ -3,12 +3,13 @@ package replicate
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/paraply/paraply/internal/config"
+	"github.com/paraply/paraply/internal/demo"
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/sandbox"
 	"github.com/paraply/paraply/internal/verify"
@@ -119,6 +120,14 @@ func TestScriptedWorkloads(t *testing.T) {
 						t.Fatalf("%s: %v", w.Name, err)
 					}
 				}
+				if err := p.src.CreateDatabase(context.Background(), "sbtest"); err != nil {
+					t.Fatal(err)
+				}
+				for _, cmd := range []string{"prepare", "run"} {
+					if err := demo.Sysbench(context.Background(), p.src, cmd, "oltp_read_write", 2, 1000, 4, 1000); err != nil {
+						t.Fatal(err)
+					}
+				}
 				run(t, c)
 				p.equal(t)
 			})
@@ -126,6 +135,4 @@ func TestScriptedWorkloads(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return string(rune('0'+n/10%10)) + string(rune('0'+n%10)) }
-
-var _ = sql.ErrNoRows
+func itoa(n int) string { return strconv.Itoa(n) }

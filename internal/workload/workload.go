@@ -26,7 +26,7 @@ type Workload struct {
 
 // All returns every scripted workload.
 func All() []Workload {
-	return []Workload{Sessions(), HotRow(), DDL(), Keyless(), ForeignKeys(), Cascade(), UniqueReuse(), Schemas(), BigTransactions()}
+	return []Workload{Sessions(), HotRow(), DDL(), Keyless(), ForeignKeys(), Cascade(), UniqueReuse(), Schemas(), BigTransactions(), Types()}
 }
 
 // session runs fn on one dedicated connection, so that its transactions
