@@ -344,3 +344,13 @@ func tailFile(path string, n int) string {
 	}
 	return lastLines(string(b), n)
 }
+
+// firstLines returns the first n lines of s: mariadb-install-db says what
+// went wrong first and then prints a page of generic advice.
+func firstLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -133,11 +133,18 @@ func installTemplate(ctx context.Context, dir string) error {
 	if err := os.WriteFile(extraFile, []byte(templateSQL), 0o644); err != nil {
 		return fmt.Errorf("sandbox: template: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, binary("mariadb-install-db"), installArgs(installed, extraFile)...)
+	// The bootstrap server keeps temporary tables in its tmpdir; /tmp is
+	// shared with whatever else runs on the machine, so use a private one.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return fmt.Errorf("sandbox: template: %w", err)
+	}
+	args := append(installArgs(installed, extraFile), "--tmpdir="+tmp)
+	cmd := exec.CommandContext(ctx, binary("mariadb-install-db"), args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("sandbox: mariadb-install-db into %s: %w\n%s", installed, err, lastLines(string(out), 20))
+		return fmt.Errorf("sandbox: mariadb-install-db into %s: %w\n%s", installed, err, firstLines(string(out), 25))
 	}
 	// Servers start with --innodb-buffer-pool-load-at-startup=OFF, so this
 	// list of the install run's pages is never read.
