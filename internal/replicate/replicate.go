@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"golang.org/x/sync/errgroup"
@@ -23,30 +24,36 @@ import (
 // errCaughtUp ends Run successfully in UntilCaughtUp mode.
 var errCaughtUp = errors.New("caught up")
 
-// Replica is a running replication pipeline.
+// Replica is a replication pipeline.
 type Replica struct {
-	cfg      Config
-	log      *slog.Logger
+	cfg Config
+	log *slog.Logger
+
+	mu       sync.Mutex // guards everything below: Run sets it, Status reads it
 	info     source.Info
 	receiver *source.Receiver
 	relay    *relaylog.Log
-
-	mu    sync.Mutex // guards stats and progress
-	stats scheduler.Stats
-	saved scheduler.Progress
+	stats    scheduler.Stats
+	saved    scheduler.Progress
+	savedAt  time.Time
+	started  time.Time
 }
 
-// Run replicates until ctx is done, or, with UntilCaughtUp, until the
-// target has everything the source had at the start.
-func Run(ctx context.Context, cfg Config) error {
+// New returns a pipeline for cfg; Run starts it.
+func New(cfg Config) *Replica {
 	r := &Replica{cfg: cfg, log: cfg.Logger}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
-	return r.run(ctx)
+	return r
 }
 
-func (r *Replica) run(ctx context.Context) error {
+// Run replicates with cfg until ctx is done (see Replica.Run).
+func Run(ctx context.Context, cfg Config) error { return New(cfg).Run(ctx) }
+
+// Run replicates until ctx is done, or, with UntilCaughtUp, until the
+// target has everything the source had at the start. It may be called once.
+func (r *Replica) Run(ctx context.Context) error {
 	if err := r.cfg.Validate(); err != nil {
 		return err
 	}
@@ -55,9 +62,13 @@ func (r *Replica) run(ctx context.Context) error {
 		return err
 	}
 	defer srcDB.Close()
-	if r.info, err = source.Inspect(ctx, srcDB); err != nil {
+	info, err := source.Inspect(ctx, srcDB)
+	if err != nil {
 		return fmt.Errorf("source %s: %w", r.cfg.Source, err)
 	}
+	r.mu.Lock()
+	r.info, r.started = info, time.Now()
+	r.mu.Unlock()
 	tgtDB, err := r.cfg.Target.Open(applier.ConfigureSession)
 	if err != nil {
 		return err
@@ -98,11 +109,11 @@ func (r *Replica) run(ctx context.Context) error {
 			r.log.Info("a DDL running at the last stop had not taken effect; it will run again", "gtid", p.GTID)
 		}
 	}
-	prefix, start, err := r.openRelay(ctx, state, store)
+	relay, prefix, start, err := r.openRelay(ctx, state, store)
 	if err != nil {
 		return err
 	}
-	defer r.relay.Close()
+	defer relay.Close()
 	r.log.Info("replicating", "source", r.cfg.Source, "flavor", r.info.Flavor, "target", r.cfg.Target,
 		"dependency", r.cfg.Mode, "workers", r.cfg.Workers, "from", start, "relay_index", prefix)
 
@@ -111,17 +122,21 @@ func (r *Replica) run(ctx context.Context) error {
 		if until, err = mysql.ParseGTIDSet(flavor(r.info.Flavor), r.info.Position); err != nil {
 			return err
 		}
-		if caughtUp(r.info.Flavor, state.Position, until) && prefix >= lastIndex(r.relay) {
+		if caughtUp(r.info.Flavor, state.Position, until) && prefix >= lastIndex(relay) {
 			r.log.Info("already caught up", "position", state.Position)
 			return nil
 		}
 	}
-	if r.receiver, err = source.NewReceiver(source.Config{
+	receiver, err := source.NewReceiver(source.Config{
 		Source: r.cfg.Source, ServerID: r.cfg.ServerID, Flavor: r.info.Flavor,
 		Heartbeat: r.cfg.Heartbeat, TLS: r.cfg.SourceTLS, Logger: r.log.With("component", "receiver"),
-	}, r.relay); err != nil {
+	}, relay)
+	if err != nil {
 		return err
 	}
+	r.mu.Lock()
+	r.receiver, r.relay = receiver, relay
+	r.mu.Unlock()
 	seq := applier.NewSequencer(prefix)
 	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Applied: state.Applied, Rerun: rerun}
 	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "applier")}, tgtDB, store, seq)
@@ -133,20 +148,21 @@ func (r *Replica) run(ctx context.Context) error {
 	prepared := make(chan *scheduler.Prepared, 256)
 	work := make(chan *applier.Work)
 	done := make(chan *applier.Work, r.cfg.Workers)
-	reader := r.relay.NewReader(prefix + 1)
+	reader := relay.NewReader(prefix + 1)
 	defer reader.Close()
-	g.Go(func() error { return r.receiver.Run(gctx, start) })
+	g.Go(func() error { return receiver.Run(gctx, start) })
 	g.Go(func() error { return prep.Run(gctx, reader, prepared) })
 	g.Go(func() error { return pool.Run(gctx, work, done) })
 	sv := newSaver(func(wctx context.Context, p scheduler.Progress) error {
 		if err := store.SaveProgress(wctx, p.Position, p.RelayIndex, p.Covered); err != nil {
 			return fmt.Errorf("saving the checkpoint on the target: %w", err)
 		}
-		if err := r.relay.Purge(p.RelayIndex); err != nil {
+		if err := relay.Purge(p.RelayIndex); err != nil {
 			return err
 		}
+		p.Covered = nil
 		r.mu.Lock()
-		r.saved = p
+		r.saved, r.savedAt = p, time.Now()
 		r.mu.Unlock()
 		if until != nil && caughtUp(r.info.Flavor, p.Position, until) {
 			return errCaughtUp
@@ -173,11 +189,11 @@ func (r *Replica) run(ctx context.Context) error {
 
 // openRelay opens the relay log and decides where applying resumes (the
 // prefix of relay indexes already applied) and where receiving resumes.
-func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store *checkpoint.Store) (uint64, string, error) {
+func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store *checkpoint.Store) (*relaylog.Log, uint64, string, error) {
 	opts := relaylog.Options{Dir: r.cfg.RelayDir, MaxBytes: r.cfg.RelayMaxBytes, Sync: r.cfg.RelaySync, Logger: r.log}
 	relay, err := relaylog.Open(opts)
 	if err != nil {
-		return 0, "", err
+		return nil, 0, "", err
 	}
 	last, _ := relay.Last()
 	resume, hasResume := relay.Resume()
@@ -185,24 +201,22 @@ func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store 
 	switch {
 	case last > 0 && hasResume && R+1 >= relay.First() && R <= last:
 		// The relay log holds everything after the checkpoint.
-		r.relay = relay
-		return R, resume, nil
+		return relay, R, resume, nil
 	case last > 0:
 		// The relay log does not continue from the checkpoint (it was cut
 		// by a crash before the target's checkpoint, or belongs to another
 		// run): start it again from the checkpoint.
 		r.log.Warn("the relay log does not match the target's checkpoint; starting it again", "relay_first", relay.First(), "relay_last", last, "checkpoint_index", R)
 		if err := relay.Close(); err != nil {
-			return 0, "", err
+			return nil, 0, "", err
 		}
 		if err := os.RemoveAll(r.cfg.RelayDir); err != nil {
-			return 0, "", err
+			return nil, 0, "", err
 		}
 		if relay, err = relaylog.Open(opts); err != nil {
-			return 0, "", err
+			return nil, 0, "", err
 		}
 	}
-	r.relay = relay
 	start := state.Position
 	if start == "" {
 		start = r.cfg.StartGTID
@@ -212,11 +226,11 @@ func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store 
 		// Remember where this target starts, so that a crash before the
 		// first transaction does not move the start to "now".
 		if err := store.SaveProgress(ctx, start, 0, nil); err != nil {
-			return 0, "", err
+			return nil, 0, "", err
 		}
 	}
 	l, _ := relay.Last()
-	return l, start, nil
+	return relay, l, start, nil
 }
 
 func lastIndex(l *relaylog.Log) uint64 {

@@ -86,6 +86,9 @@ type Stats struct {
 	Ready         int
 	LowWaterMark  uint64
 	LastCommitted time.Time
+	// OldestPending is the source commit time (µs since the epoch) of the
+	// oldest transaction admitted and not yet committed; 0 when none.
+	OldestPending int64
 }
 
 // Coordinator runs the dispatch loop. Its exported methods are not safe
@@ -281,5 +284,8 @@ func (c *Coordinator) Stats() Stats {
 	s.Pending = c.core.pending()
 	s.Ready = c.core.nReady
 	s.LowWaterMark = c.core.prefix
+	if e := c.core.entries[c.core.prefix+1]; e != nil {
+		s.OldestPending = e.item.Txn.Timestamp
+	}
 	return s
 }

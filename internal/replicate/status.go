@@ -1,0 +1,54 @@
+package replicate
+
+import (
+	"time"
+
+	"github.com/paraply/paraply/internal/relaylog"
+	"github.com/paraply/paraply/internal/scheduler"
+	"github.com/paraply/paraply/internal/source"
+)
+
+// Status is a snapshot of a running pipeline, for `paraply status`, the
+// metrics and the demo. Endpoints appear without passwords.
+type Status struct {
+	Source, Target string
+	Flavor         string
+	Dependency     string
+	Workers        int
+	PreserveOrder  bool
+	Started        time.Time
+	// SourcePosition is the source's GTID position when replication started.
+	SourcePosition string
+	Receiver       source.Status
+	Relay          relaylog.Stats
+	Scheduler      scheduler.Stats
+	// Checkpoint is the last low-water mark saved on the target.
+	Checkpoint      scheduler.Progress
+	CheckpointSaved time.Time
+	// Lag is how long ago the source committed the oldest transaction not
+	// yet applied (0 when nothing is waiting).
+	Lag time.Duration
+}
+
+// Status returns a snapshot; it is safe to call while Run runs.
+func (r *Replica) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := Status{
+		Source: r.cfg.Source.String(), Target: r.cfg.Target.String(),
+		Flavor: r.info.Flavor.String(), Dependency: r.cfg.Mode.String(),
+		Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder,
+		Started: r.started, SourcePosition: r.info.Position,
+		Scheduler: r.stats, Checkpoint: r.saved, CheckpointSaved: r.savedAt,
+	}
+	if r.receiver != nil {
+		st.Receiver = r.receiver.Status()
+	}
+	if r.relay != nil {
+		st.Relay = r.relay.Stats()
+	}
+	if ts := st.Scheduler.OldestPending; ts > 0 {
+		st.Lag = max(0, time.Since(time.UnixMicro(ts)))
+	}
+	return st
+}
