@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/paraply/paraply/internal/demo"
 	"github.com/paraply/paraply/internal/sandbox"
 	"github.com/paraply/paraply/internal/verify"
 	"github.com/paraply/paraply/internal/workload"
@@ -28,10 +27,10 @@ func TestSeedFromExistingSource(t *testing.T) {
 	if err := src.CreateDatabase(ctx, "sbtest"); err != nil {
 		t.Fatal(err)
 	}
-	if err := demo.Sysbench(ctx, src, "prepare", "oltp_write_only", 2, 2000, 1, 0); err != nil {
+	if err := workload.Sysbench(ctx, src, "prepare", "oltp_write_only", 2, 2000, 1, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := demo.Sysbench(ctx, src, "run", "oltp_write_only", 2, 2000, 2, 500); err != nil {
+	if err := workload.Sysbench(ctx, src, "run", "oltp_write_only", 2, 2000, 2, 500); err != nil {
 		t.Fatal(err)
 	}
 	dump := exec.Command("mariadb-dump", "--no-defaults", "-h", src.Host, "-P", strconv.Itoa(src.Port), "-u", src.User,
@@ -47,7 +46,7 @@ func TestSeedFromExistingSource(t *testing.T) {
 	}
 	start := string(m[1])
 	// The source keeps writing after the dump, schema changes included.
-	if err := demo.Sysbench(ctx, src, "run", "oltp_write_only", 2, 2000, 2, 500); err != nil {
+	if err := workload.Sysbench(ctx, src, "run", "oltp_write_only", 2, 2000, 2, 500); err != nil {
 		t.Fatal(err)
 	}
 	if err := src.Exec(ctx, "ALTER TABLE sbtest.sbtest1 ADD COLUMN note VARCHAR(20) NULL", "UPDATE sbtest.sbtest1 SET note = 'after' WHERE id < 50"); err != nil {

@@ -9,11 +9,11 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 
 	"github.com/paraply/paraply/internal/analyze"
 	"github.com/paraply/paraply/internal/sandbox"
 	"github.com/paraply/paraply/internal/schema"
+	"github.com/paraply/paraply/internal/workload"
 )
 
 // Options size the demo.
@@ -43,7 +43,7 @@ func Analyze(ctx context.Context, o Options) error {
 	if err := src.CreateDatabase(ctx, "sbtest"); err != nil {
 		return err
 	}
-	if err := Sysbench(ctx, src, "prepare", "oltp_write_only", o.Tables, o.TableSize, 1, 0); err != nil {
+	if err := workload.Sysbench(ctx, src, "prepare", "oltp_write_only", o.Tables, o.TableSize, 1, 0); err != nil {
 		return err
 	}
 	for _, threads := range o.Threads {
@@ -79,7 +79,7 @@ func Backlog(ctx context.Context, src *sandbox.Server, script string, o Options,
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := Sysbench(ctx, src, "run", script, o.Tables, o.TableSize, threads, o.Events); err != nil {
+	if err := workload.Sysbench(ctx, src, "run", script, o.Tables, o.TableSize, threads, o.Events); err != nil {
 		return nil, nil, err
 	}
 	after, err := rotate(ctx, src)
@@ -100,21 +100,4 @@ func rotate(ctx context.Context, src *sandbox.Server) ([]string, error) {
 		return nil, err
 	}
 	return src.BinlogFiles(ctx)
-}
-
-// Sysbench runs one sysbench command (prepare or run) against src's sbtest.
-func Sysbench(ctx context.Context, src *sandbox.Server, command, script string, tables, size, threads, events int) error {
-	args := []string{
-		"--tables=" + strconv.Itoa(tables), "--table-size=" + strconv.Itoa(size),
-		"--threads=" + strconv.Itoa(threads), "--rand-seed=42",
-	}
-	if command == "run" {
-		args = append(args, "--events="+strconv.Itoa(events), "--time=0", "--report-interval=0")
-	}
-	cmd := src.Sysbench(ctx, script, append(args, command)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("sysbench %s %s: %w\n%s", script, command, err, out)
-	}
-	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/paraply/paraply/internal/replicate"
 	"github.com/paraply/paraply/internal/sandbox"
 	"github.com/paraply/paraply/internal/verify"
+	"github.com/paraply/paraply/internal/workload"
 )
 
 // Replicate is the main demo: a sandboxed source and target, sysbench
@@ -41,7 +42,7 @@ func Replicate(ctx context.Context, o Options) error {
 	if err := src.CreateDatabase(ctx, "sbtest"); err != nil {
 		return err
 	}
-	if err := Sysbench(ctx, src, "prepare", "oltp_read_write", o.Tables, o.TableSize, 1, 0); err != nil {
+	if err := workload.Sysbench(ctx, src, "prepare", "oltp_read_write", o.Tables, o.TableSize, 1, 0); err != nil {
 		return err
 	}
 	cfg := replicate.Default()
@@ -64,7 +65,7 @@ func Replicate(ctx context.Context, o Options) error {
 	defer stopLoad()
 	loadDone := make(chan error, 1)
 	go func() {
-		loadDone <- Sysbench(loadCtx, src, "run", "oltp_read_write", o.Tables, o.TableSize, 8, o.Events)
+		loadDone <- workload.Sysbench(loadCtx, src, "run", "oltp_read_write", o.Tables, o.TableSize, 8, o.Events)
 	}()
 	fmt.Fprintf(o.Out, "sysbench oltp_read_write, 8 client threads, %d transactions on the source:\n", o.Events)
 	err = follow(ctx, o.Out, src, rep, loadDone, repDone)
@@ -157,4 +158,3 @@ func verifyPair(ctx context.Context, out io.Writer, src, tgt *sandbox.Server) er
 	}
 	return nil
 }
-

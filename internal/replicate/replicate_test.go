@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/paraply/paraply/internal/config"
-	"github.com/paraply/paraply/internal/demo"
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/sandbox"
 	"github.com/paraply/paraply/internal/verify"
@@ -124,7 +123,7 @@ func TestScriptedWorkloads(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, cmd := range []string{"prepare", "run"} {
-					if err := demo.Sysbench(context.Background(), p.src, cmd, "oltp_read_write", 2, 1000, 4, 1000); err != nil {
+					if err := workload.Sysbench(context.Background(), p.src, cmd, "oltp_read_write", 2, 1000, 4, 1000); err != nil {
 						t.Fatal(err)
 					}
 				}
