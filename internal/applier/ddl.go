@@ -24,6 +24,11 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 	if len(t.Txn.Rows) > 0 {
 		return &ConflictError{GTID: t.GTID, What: "DDL and row changes in one transaction (CREATE TABLE ... SELECT) are not supported; apply this transaction by hand, then resume after it"}
 	}
+	// A barrier runs only once everything before it has committed, not
+	// merely executed.
+	if err := w.p.seq.WaitTurn(ctx, work.First()); err != nil {
+		return err
+	}
 	stmts := ddlStatements(t.DDL.Statements)
 	for i, st := range stmts {
 		marker := t.GTID

@@ -95,22 +95,33 @@ func ConfigureSession(c *mysql.Config) {
 }
 
 // Run starts the workers and returns when ctx is done or a worker fails.
-func (p *Pool) Run(ctx context.Context, in <-chan *Work, done chan<- *Work) error {
+// Work comes from in; with commit order preserved, a worker reports work
+// on executed once its statements ran and are waiting for their commit
+// turn (those rows are locked until then); every work goes to done once
+// committed.
+func (p *Pool) Run(ctx context.Context, in <-chan *Work, executed, done chan<- *Work) error {
 	g, ctx := errgroup.WithContext(ctx)
 	for i := 0; i < p.cfg.Workers; i++ {
-		w := &worker{id: i, p: p, log: p.cfg.Logger.With("worker", i)}
+		w := &worker{id: i, p: p, log: p.cfg.Logger.With("worker", i), executed: executed}
 		g.Go(func() error { return w.run(ctx, in, done) })
 	}
 	return g.Wait()
 }
 
 type worker struct {
-	id    int
-	p     *Pool
-	log   *slog.Logger
-	conn  *sql.Conn
-	batch sqlgen.Batch
+	id       int
+	p        *Pool
+	log      *slog.Logger
+	conn     *sql.Conn
+	batch    sqlgen.Batch
+	executed chan<- *Work
 }
+
+// errNotHead is a data error met by work that is not next to commit: what
+// it depends on may have been rolled back after it started, so it runs
+// again once everything before it has committed, and only an error then is
+// real.
+var errNotHead = errors.New("data error before the commit turn")
 
 func (w *worker) run(ctx context.Context, in <-chan *Work, done chan<- *Work) error {
 	defer w.closeConn()
@@ -160,7 +171,7 @@ func (w *worker) apply(ctx context.Context, work *Work) error {
 		w.p.cfg.Observer.Retried(w.id, work, err)
 		w.log.Debug("retrying", "gtid", work.Txns[0].GTID, "attempt", work.Retries, "err", err)
 		switch {
-		case errors.Is(err, ErrAborted):
+		case errors.Is(err, ErrAborted), errors.Is(err, errNotHead):
 			// Let the transactions before this one commit first, or the
 			// same locks block them again.
 			turnFirst = true
@@ -209,13 +220,28 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (time.
 			}
 		}
 		if classify(err) == fatal {
+			if w.early(work, turnFirst) {
+				return 0, fmt.Errorf("%w: %v", errNotHead, err)
+			}
 			return 0, w.conflict(work, err)
 		}
 		return 0, err
 	}
 	if err := w.check(work, affected); err != nil {
 		w.rollback(conn)
+		if w.early(work, turnFirst) {
+			return 0, fmt.Errorf("%w: %v", errNotHead, err)
+		}
 		return 0, err
+	}
+	if w.executed != nil && w.p.cfg.PreserveOrder && !work.executed {
+		work.executed = true
+		select {
+		case w.executed <- work:
+		case <-ctx.Done():
+			w.rollback(conn)
+			return 0, ctx.Err()
+		}
 	}
 	if w.p.cfg.PreserveOrder && !turnFirst {
 		t0 := time.Now()
@@ -238,6 +264,12 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (time.
 	}
 	w.p.seq.Done(work.First(), work.Last())
 	return turn, nil
+}
+
+// early reports whether work ran before everything ahead of it committed
+// (see errNotHead).
+func (w *worker) early(work *Work, afterTurn bool) bool {
+	return w.p.cfg.PreserveOrder && !afterTurn && work.First() != w.p.seq.Prefix()+1
 }
 
 // build fills the worker's batch with work's statements.

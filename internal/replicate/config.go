@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/config"
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/relaylog"
@@ -46,6 +47,8 @@ type Config struct {
 	// Heartbeat is the source heartbeat period.
 	Heartbeat time.Duration
 	Logger    *slog.Logger
+	// Observer, if set, is told what the workers do (metrics).
+	Observer applier.Observer
 }
 
 // Default returns the defaults: safe (commit order preserved, writeset

@@ -139,7 +139,8 @@ func (r *Replica) Run(ctx context.Context) error {
 	r.mu.Unlock()
 	seq := applier.NewSequencer(prefix)
 	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Applied: state.Applied, Rerun: rerun}
-	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "applier")}, tgtDB, store, seq)
+	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder,
+		Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
 	coord := scheduler.NewCoordinator(scheduler.Config{
 		Window: r.cfg.Window, BatchTxns: r.cfg.BatchTxns, Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
 	}, seq)
@@ -147,12 +148,13 @@ func (r *Replica) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	prepared := make(chan *scheduler.Prepared, 256)
 	work := make(chan *applier.Work)
+	executed := make(chan *applier.Work, r.cfg.Workers)
 	done := make(chan *applier.Work, r.cfg.Workers)
 	reader := relay.NewReader(prefix + 1)
 	defer reader.Close()
 	g.Go(func() error { return receiver.Run(gctx, start) })
 	g.Go(func() error { return prep.Run(gctx, reader, prepared) })
-	g.Go(func() error { return pool.Run(gctx, work, done) })
+	g.Go(func() error { return pool.Run(gctx, work, executed, done) })
 	sv := newSaver(func(wctx context.Context, p scheduler.Progress) error {
 		if err := store.SaveProgress(wctx, p.Position, p.RelayIndex, p.Covered); err != nil {
 			return fmt.Errorf("saving the checkpoint on the target: %w", err)
@@ -177,7 +179,7 @@ func (r *Replica) Run(ctx context.Context) error {
 			r.stats = s
 			r.mu.Unlock()
 		}
-		return coord.Run(gctx, prepared, work, done, sv.save, observe)
+		return coord.Run(gctx, prepared, work, executed, done, sv.save, observe)
 	})
 	err = g.Wait()
 	if errors.Is(err, errCaughtUp) {

@@ -21,8 +21,8 @@ import (
 // inside it are kept.
 type core struct {
 	entries  map[uint64]*entry // admitted, not yet committed
-	prefix   uint64            // every transaction up to prefix has committed
-	done     map[uint64]bool   // committed above prefix
+	prefix   uint64            // every transaction up to prefix is settled (see settle)
+	done     map[uint64]bool   // settled above prefix
 	ready    seqHeap           // ready, maybe already dispatched (lazy deletion)
 	nReady   int               // ready and not dispatched
 	onWait   map[uint64][]*entry
@@ -79,16 +79,28 @@ func (c *core) makeReady(e *entry) {
 }
 
 // commit records that transactions first..last committed (or were found
-// applied already) and releases what waited for them.
+// applied already): they leave the window, and what waited for them is
+// released if settle has not done it already.
 func (c *core) commit(first, last uint64) {
 	for s := first; s <= last; s++ {
 		if e := c.entries[s]; e != nil {
 			c.bytes -= e.item.Bytes
 			delete(c.entries, s)
 		}
-		if s > c.prefix {
-			c.done[s] = true
+	}
+	c.settle(first, last)
+}
+
+// settle releases what waits for transactions first..last. It happens at
+// commit, or earlier, when the work has executed on a worker that commits
+// in source order: a transaction that then touches the same rows blocks on
+// their row locks until the earlier one commits, so it may start now.
+func (c *core) settle(first, last uint64) {
+	for s := first; s <= last; s++ {
+		if s <= c.prefix || c.done[s] {
+			continue
 		}
+		c.done[s] = true
 		for _, w := range c.onWait[s] {
 			c.release(w)
 		}

@@ -112,16 +112,18 @@ func NewCoordinator(cfg Config, seq *applier.Sequencer) *Coordinator {
 }
 
 // Run dispatches until ctx is done or a channel closes. in brings prepared
-// transactions; work goes to workers, done brings it back; save is called
+// transactions; work goes to workers; executed brings work back once its
+// statements ran (with commit order preserved, what depends on it may then
+// start: see core.settle), done once it committed; save is called
 // with each new low-water mark from this goroutine (it may block briefly;
 // the last call, made when ctx is done, must not depend on ctx); observe, if not nil, receives stats every ProgressEvery.
-func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- *applier.Work, done <-chan *applier.Work,
+func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- *applier.Work, executed, done <-chan *applier.Work,
 	save func(Progress) error, observe func(Stats)) error {
 	tick := time.NewTicker(c.cfg.ProgressEvery)
 	defer tick.Stop()
 	var next *applier.Work
 	idle := c.cfg.Workers // workers without work, as far as the coordinator knows
-	saved := c.core.prefix
+	saved := c.seq.Prefix()
 	waitSince := time.Time{}
 	waitKind := 0
 	for {
@@ -148,7 +150,7 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 		}
 		select {
 		case <-ctx.Done():
-			if c.core.prefix != saved {
+			if c.seq.Prefix() != saved {
 				return save(c.progress())
 			}
 			return nil
@@ -162,15 +164,17 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 			c.stats.Works++
 			idle--
 			next = nil
+		case w := <-executed:
+			c.core.settle(w.First(), w.Last())
 		case w := <-done:
 			idle++
 			c.committed(w.First(), w.Last(), w.Txns)
 		case <-tick.C:
-			if c.core.prefix != saved {
+			if p := c.seq.Prefix(); p != saved {
 				if err := save(c.progress()); err != nil {
 					return err
 				}
-				saved = c.core.prefix
+				saved = p
 			}
 			if observe != nil {
 				observe(c.Stats())
@@ -179,14 +183,15 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 	}
 }
 
-// batchSize spreads ready transactions over idle workers: with plenty
-// ready, full batches; with few, one each, so that a trickle is not
-// serialized into one worker.
+// batchSize spreads the window over the workers: with a backlog, full
+// batches (each commit then covers many source transactions, which is what
+// bounds throughput when commits are serialized or fsynced); with a
+// trickle, one transaction each, so that latency stays low.
 func (c *Coordinator) batchSize(idle int) int {
 	if c.cfg.BatchTxns <= 1 {
 		return 1
 	}
-	n := c.core.nReady / max(idle, 1)
+	n := c.core.pending() / c.cfg.Workers
 	return max(1, min(n, c.cfg.BatchTxns))
 }
 
@@ -261,17 +266,19 @@ func (c *Coordinator) committed(first, last uint64, txns []*applier.Txn) {
 	c.stats.LastCommitted = time.Now()
 }
 
-// progress collects the low-water mark and the GTIDs it now covers.
+// progress collects the low-water mark (every transaction up to it has
+// committed, as the sequencer knows) and the GTIDs it now covers.
 func (c *Coordinator) progress() Progress {
-	p := Progress{RelayIndex: c.core.prefix, Position: c.resume[c.core.prefix]}
+	lwm := c.seq.Prefix()
+	p := Progress{RelayIndex: lwm, Position: c.resume[lwm]}
 	for s, g := range c.gtids {
-		if s <= c.core.prefix {
+		if s <= lwm {
 			p.Covered = append(p.Covered, g)
 			delete(c.gtids, s)
 		}
 	}
 	for s := range c.resume {
-		if s < c.core.prefix {
+		if s < lwm {
 			delete(c.resume, s)
 		}
 	}
@@ -283,8 +290,8 @@ func (c *Coordinator) Stats() Stats {
 	s := c.stats
 	s.Pending = c.core.pending()
 	s.Ready = c.core.nReady
-	s.LowWaterMark = c.core.prefix
-	if e := c.core.entries[c.core.prefix+1]; e != nil {
+	s.LowWaterMark = c.seq.Prefix()
+	if e := c.core.entries[s.LowWaterMark+1]; e != nil {
 		s.OldestPending = e.item.Txn.Timestamp
 	}
 	return s
