@@ -107,7 +107,7 @@ func TestCrashSafety(t *testing.T) {
 	}
 	relay := filepath.Join(t.TempDir(), "relay")
 	args := []string{"replicate", "--source", src.URL(), "--target", tgt.URL(), "--workers", "8",
-		"--relay-dir", relay, "--start-gtid", start, "--heartbeat", "200ms", "--log-level", "warn"}
+		"--relay-dir", relay, "--start-gtid", start, "--heartbeat", "200ms", "--log-level", "warn", "--http", "127.0.0.1:0"}
 	load := startCounterLoad(t, sdb, 4)
 	rng := rand.New(rand.NewPCG(11, 12))
 	kills := 24

@@ -11,7 +11,9 @@ import (
 
 	"github.com/paraply/paraply/internal/config"
 	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/metrics"
 	"github.com/paraply/paraply/internal/replicate"
+	"github.com/paraply/paraply/internal/status"
 )
 
 func replicateCmd() *cobra.Command {
@@ -20,6 +22,8 @@ func replicateCmd() *cobra.Command {
 		sourceURL, targetURL, mode string
 		sourcePwFile, targetPwFile string
 		configFile, logLevel       string
+		httpAddr                   string
+		httpAllowRemote            bool
 	)
 	cmd := &cobra.Command{
 		Use:   "replicate --source mysql://USER@HOST:PORT --target mysql://USER@HOST:PORT",
@@ -58,7 +62,19 @@ Passwords come from PARAPLY_SOURCE_PASSWORD / PARAPLY_TARGET_PASSWORD or from
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return replicate.Run(ctx, cfg)
+			workers := metrics.NewWorkers(cfg.Workers)
+			cfg.Observer = workers
+			rep := replicate.New(cfg)
+			if httpAddr != "" {
+				l, err := status.Listen(httpAddr, httpAllowRemote)
+				if err != nil {
+					return err
+				}
+				srv := status.NewServer(rep, workers)
+				go srv.Serve(ctx, l)
+				cfg.Logger.Info("status and metrics", "url", "http://"+l.Addr().String()+"/")
+			}
+			return rep.Run(ctx)
 		},
 	}
 	f := cmd.Flags()
@@ -80,6 +96,8 @@ Passwords come from PARAPLY_SOURCE_PASSWORD / PARAPLY_TARGET_PASSWORD or from
 	f.DurationVar(&cfg.Heartbeat, "heartbeat", cfg.Heartbeat, "source heartbeat period (a silent stream is reconnected after 3)")
 	f.StringVar(&configFile, "config", "", "file of flag settings, one 'name = value' per line (command-line flags win)")
 	f.StringVar(&logLevel, "log-level", "info", "debug|info|warn|error")
+	f.StringVar(&httpAddr, "http", "127.0.0.1:9104", "serve /metrics, /status.json and a status page here (\"\" = off)")
+	f.BoolVar(&httpAllowRemote, "http-allow-remote", false, "allow --http on a non-loopback address (the endpoint has no authentication)")
 	return cmd
 }
 

@@ -62,7 +62,7 @@ func TestSeedFromExistingSource(t *testing.T) {
 		t.Fatalf("loading the dump: %v\n%s", err, b)
 	}
 	cmd := paraply("replicate", "--source", src.URL(), "--target", tgt.URL(), "--start-gtid", start,
-		"--relay-dir", t.TempDir(), "--until-caught-up", "--log-level", "warn")
+		"--relay-dir", t.TempDir(), "--until-caught-up", "--log-level", "warn", "--http", "127.0.0.1:0")
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Run(); err != nil {

@@ -34,17 +34,23 @@ type Config struct {
 // Observer receives the workers' events. Methods are called from worker
 // goroutines and must be safe for concurrent use.
 type Observer interface {
-	// Applied: a worker committed work after busy time (executing and
-	// committing) and turn time (waiting for its commit turn).
-	Applied(worker int, w *Work, busy, turn time.Duration)
+	// Applied: a worker committed work. t says where the time of its last
+	// attempt went.
+	Applied(worker int, w *Work, t Timing)
 	// Retried: an attempt failed with a retryable error.
 	Retried(worker int, w *Work, err error)
 }
 
+// Timing splits a work's last attempt: executing its statements, waiting
+// for its commit turn, and the COMMIT itself.
+type Timing struct {
+	Exec, Turn, Commit time.Duration
+}
+
 type nopObserver struct{}
 
-func (nopObserver) Applied(int, *Work, time.Duration, time.Duration) {}
-func (nopObserver) Retried(int, *Work, error)                        {}
+func (nopObserver) Applied(int, *Work, Timing) {}
+func (nopObserver) Retried(int, *Work, error)  {}
 
 // Pool is the set of workers. Work arrives on a channel and leaves, applied,
 // on another; the first error that is not retryable stops every worker.
@@ -154,10 +160,9 @@ func (w *worker) apply(ctx context.Context, work *Work) error {
 	turnFirst := false
 	backoff := 10 * time.Millisecond
 	for {
-		began := time.Now()
-		turn, err := w.attempt(ctx, work, turnFirst)
+		tm, err := w.attempt(ctx, work, turnFirst)
 		if err == nil {
-			w.p.cfg.Observer.Applied(w.id, work, time.Since(began)-turn, turn)
+			w.p.cfg.Observer.Applied(w.id, work, tm)
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -188,28 +193,32 @@ func (w *worker) apply(ctx context.Context, work *Work) error {
 	}
 }
 
-// attempt applies work once; it returns the time spent waiting for the
-// commit turn.
-func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (time.Duration, error) {
+// attempt applies work once and says where the time went.
+func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timing, error) {
+	var tm Timing
 	conn, err := w.session(ctx)
 	if err != nil {
-		return 0, err
+		return tm, err
 	}
 	if work.Txns[0].DDL != nil {
-		return 0, w.ddl(ctx, conn, work)
+		t0 := time.Now()
+		err := w.ddl(ctx, conn, work)
+		tm.Exec = time.Since(t0)
+		return tm, err
 	}
-	var turn time.Duration
 	if turnFirst && w.p.cfg.PreserveOrder {
 		t0 := time.Now()
 		if err := w.p.seq.WaitTurn(ctx, work.First()); err != nil {
-			return 0, err
+			return tm, err
 		}
-		turn = time.Since(t0)
+		tm.Turn = time.Since(t0)
 	}
 	if err := w.build(work); err != nil {
-		return 0, err
+		return tm, err
 	}
+	t0 := time.Now()
 	affected, err := execMulti(ctx, conn, w.batch.SQL(), w.batch.Args())
+	tm.Exec = time.Since(t0)
 	if err != nil {
 		w.rollback(conn)
 		if isLockWait(err) && work.First() == w.p.seq.Prefix()+1 && w.p.cfg.PreserveOrder {
@@ -221,18 +230,18 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (time.
 		}
 		if classify(err) == fatal {
 			if w.early(work, turnFirst) {
-				return 0, fmt.Errorf("%w: %v", errNotHead, err)
+				return tm, fmt.Errorf("%w: %v", errNotHead, err)
 			}
-			return 0, w.conflict(work, err)
+			return tm, w.conflict(work, err)
 		}
-		return 0, err
+		return tm, err
 	}
 	if err := w.check(work, affected); err != nil {
 		w.rollback(conn)
 		if w.early(work, turnFirst) {
-			return 0, fmt.Errorf("%w: %v", errNotHead, err)
+			return tm, fmt.Errorf("%w: %v", errNotHead, err)
 		}
-		return 0, err
+		return tm, err
 	}
 	if w.executed != nil && w.p.cfg.PreserveOrder && !work.executed {
 		work.executed = true
@@ -240,30 +249,33 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (time.
 		case w.executed <- work:
 		case <-ctx.Done():
 			w.rollback(conn)
-			return 0, ctx.Err()
+			return tm, ctx.Err()
 		}
 	}
 	if w.p.cfg.PreserveOrder && !turnFirst {
 		t0 := time.Now()
 		if err := w.p.seq.WaitTurn(ctx, work.First()); err != nil {
 			w.rollback(conn)
-			return 0, err
+			return tm, err
 		}
-		turn = time.Since(t0)
+		tm.Turn = time.Since(t0)
 	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+	t0 = time.Now()
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	tm.Commit = time.Since(t0)
+	if err != nil {
 		if classify(err) != reconnect {
 			w.rollback(conn)
-			return turn, err
+			return tm, err
 		}
 		// The COMMIT may or may not have happened: the checkpoint rows say.
 		w.closeConn()
 		if ok, cerr := w.committed(ctx, work); cerr != nil || !ok {
-			return turn, err
+			return tm, err
 		}
 	}
 	w.p.seq.Done(work.First(), work.Last())
-	return turn, nil
+	return tm, nil
 }
 
 // early reports whether work ran before everything ahead of it committed

@@ -33,6 +33,7 @@ type Replica struct {
 	info     source.Info
 	receiver *source.Receiver
 	relay    *relaylog.Log
+	prep     *scheduler.Preparer
 	stats    scheduler.Stats
 	saved    scheduler.Progress
 	savedAt  time.Time
@@ -139,6 +140,9 @@ func (r *Replica) Run(ctx context.Context) error {
 	r.mu.Unlock()
 	seq := applier.NewSequencer(prefix)
 	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Applied: state.Applied, Rerun: rerun}
+	r.mu.Lock()
+	r.prep = prep
+	r.mu.Unlock()
 	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder,
 		Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
 	coord := scheduler.NewCoordinator(scheduler.Config{

@@ -11,6 +11,8 @@ import (
 // Status is a snapshot of a running pipeline, for `paraply status`, the
 // metrics and the demo. Endpoints appear without passwords.
 type Status struct {
+	// Now is when the snapshot was taken.
+	Now            time.Time
 	Source, Target string
 	Flavor         string
 	Dependency     string
@@ -22,6 +24,7 @@ type Status struct {
 	Receiver       source.Status
 	Relay          relaylog.Stats
 	Scheduler      scheduler.Stats
+	Dependencies   scheduler.PrepareStats
 	// Checkpoint is the last low-water mark saved on the target.
 	Checkpoint      scheduler.Progress
 	CheckpointSaved time.Time
@@ -35,6 +38,7 @@ func (r *Replica) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := Status{
+		Now:    time.Now(),
 		Source: r.cfg.Source.String(), Target: r.cfg.Target.String(),
 		Flavor: r.info.Flavor.String(), Dependency: r.cfg.Mode.String(),
 		Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder,
@@ -47,8 +51,11 @@ func (r *Replica) Status() Status {
 	if r.relay != nil {
 		st.Relay = r.relay.Stats()
 	}
+	if r.prep != nil {
+		st.Dependencies = r.prep.Stats()
+	}
 	if ts := st.Scheduler.OldestPending; ts > 0 {
-		st.Lag = max(0, time.Since(time.UnixMicro(ts)))
+		st.Lag = max(0, st.Now.Sub(time.UnixMicro(ts)))
 	}
 	return st
 }

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/binlog"
@@ -48,6 +49,75 @@ type Preparer struct {
 	tracker   *deptrack.Tracker
 	ws        deptrack.Writeset
 	tables    map[tableKey]*sqlgen.Table
+
+	mu    sync.Mutex // guards stats
+	stats PrepareStats
+}
+
+// PrepareStats says what shaped the dependencies so far, for diagnosis.
+type PrepareStats struct {
+	Tracker deptrack.Stats
+	// Conflicts counts, per table, transactions that waited for an
+	// earlier writer of one of its rows (hot tables).
+	Conflicts map[string]int64
+	// BarrierTables names tables behind barriers and serializations
+	// (unknown schema, keyless, cascades), by cause.
+	BarrierTables map[string]map[string]bool
+}
+
+// maxTracked bounds the tables counted in PrepareStats.
+const maxTracked = 1000
+
+// Stats returns a copy of the preparer's statistics; safe to call while
+// Run runs.
+func (p *Preparer) Stats() PrepareStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := PrepareStats{Tracker: p.stats.Tracker, Conflicts: map[string]int64{}, BarrierTables: map[string]map[string]bool{}}
+	for k, v := range p.stats.Conflicts {
+		out.Conflicts[k] = v
+	}
+	for c, ts := range p.stats.BarrierTables {
+		out.BarrierTables[c] = map[string]bool{}
+		for t := range ts {
+			out.BarrierTables[c][t] = true
+		}
+	}
+	return out
+}
+
+// count records what shaped one transaction's dependencies.
+func (p *Preparer) count(deps deptrack.Deps) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stats.Tracker = p.tracker.Stats()
+	if p.stats.Conflicts == nil {
+		p.stats.Conflicts = map[string]int64{}
+		p.stats.BarrierTables = map[string]map[string]bool{}
+	}
+	seen := ""
+	for _, i := range deps.Conflicts {
+		if i >= len(p.ws.Refs) {
+			break
+		}
+		t := p.ws.Refs[i].Table
+		if t == seen {
+			continue
+		}
+		seen = t
+		if _, ok := p.stats.Conflicts[t]; ok || len(p.stats.Conflicts) < maxTracked {
+			p.stats.Conflicts[t]++
+		}
+	}
+	if deps.Cause != deptrack.CauseNone && p.ws.Table != "" {
+		c := deps.Cause.String()
+		if p.stats.BarrierTables[c] == nil {
+			p.stats.BarrierTables[c] = map[string]bool{}
+		}
+		if len(p.stats.BarrierTables[c]) < maxTracked {
+			p.stats.BarrierTables[c][p.ws.Table] = true
+		}
+	}
 }
 
 type tableKey struct {
@@ -60,6 +130,7 @@ type tableKey struct {
 func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepared) error {
 	p.decoder = binlog.NewDecoder()
 	p.extractor = deptrack.NewExtractor(p.Catalog)
+	p.extractor.Explain = true // names the tables of conflicting keys
 	p.tracker = deptrack.NewTracker(p.Mode, p.History)
 	p.tables = map[tableKey]*sqlgen.Table{}
 	for {
@@ -92,6 +163,7 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 	it := &applier.Txn{Seq: e.Index, GTID: gtid, Txn: txn, Bytes: txn.Bytes}
 	p.extractor.Extract(txn, &p.ws)
 	deps := p.tracker.Add(txn, &p.ws)
+	p.count(deps)
 	pr := &Prepared{Txn: it, Deps: deps, Resume: e.Resume, Skip: p.Applied[gtid]}
 	if txn.StatementDML && !txn.DDL {
 		return nil, &applier.ConflictError{GTID: gtid, What: "statement-format DML: paraply applies row-based binlogs only (binlog_format=ROW on the source)"}

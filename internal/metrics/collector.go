@@ -1,0 +1,151 @@
+package metrics
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/replicate"
+)
+
+// StatusSource is what the collector reads at scrape time.
+type StatusSource interface {
+	Status() replicate.Status
+}
+
+// Collector turns a pipeline's status into Prometheus metrics.
+type Collector struct {
+	src     StatusSource
+	workers *Workers
+	descs   map[string]*prometheus.Desc
+}
+
+// metric describes one exported metric.
+type metric struct {
+	name, help string
+	labels     []string
+}
+
+// Metrics lists every metric paraply exports (the dashboard test checks
+// the dashboard queries only these), besides paraply_batch_transactions.
+var Metrics = []metric{
+	{"paraply_up", "1 while the pipeline runs.", nil},
+	{"paraply_source_connected", "1 while the replication connection to the source is up.", nil},
+	{"paraply_source_reconnects_total", "Reconnections to the source.", nil},
+	{"paraply_source_last_event_age_seconds", "Seconds since the source sent anything (heartbeats included).", nil},
+	{"paraply_received_transactions_total", "Transactions received from the source.", nil},
+	{"paraply_received_bytes_total", "Bytes of transactions received from the source.", nil},
+	{"paraply_relay_log_bytes", "Bytes in the relay log.", nil},
+	{"paraply_relay_log_segments", "Segment files in the relay log.", nil},
+	{"paraply_relay_log_blocked_seconds_total", "Time receiving waited because the relay log was full.", nil},
+	{"paraply_queued_transactions", "Transactions admitted to the look-ahead window and not yet committed.", nil},
+	{"paraply_ready_transactions", "Transactions whose dependencies are met, waiting for a worker.", nil},
+	{"paraply_assigned_transactions_total", "Transactions handed to workers (events assigned).", nil},
+	{"paraply_applied_transactions_total", "Transactions committed on the target.", nil},
+	{"paraply_skipped_transactions_total", "Transactions skipped because the target already had them.", nil},
+	{"paraply_target_transactions_total", "Target transactions (batches) committed.", nil},
+	{"paraply_coordinator_waits_total", "Times the coordinator could not hand out work, by reason.", []string{"reason"}},
+	{"paraply_coordinator_wait_seconds_total", "Time the coordinator could not hand out work, by reason.", []string{"reason"}},
+	{"paraply_lag_seconds", "Seconds since the source committed the oldest transaction not yet applied.", nil},
+	{"paraply_checkpoint_age_seconds", "Seconds since the checkpoint was last saved on the target.", nil},
+	{"paraply_low_water_mark", "Relay log index up to which everything is applied.", nil},
+	{"paraply_dependency_causes_total", "Transactions serialized beyond their rows, by cause (ddl, keyless_table, ...).", []string{"cause"}},
+	{"paraply_workers", "Configured workers.", nil},
+	{"paraply_worker_applied_transactions_total", "Source transactions applied, per worker.", []string{"worker"}},
+	{"paraply_worker_busy_seconds_total", "Time executing statements and committing, per worker.", []string{"worker"}},
+	{"paraply_worker_commit_seconds_total", "Time in COMMIT, per worker.", []string{"worker"}},
+	{"paraply_worker_retries_total", "Retried attempts (deadlocks, lock waits, lost connections), per worker.", []string{"worker"}},
+}
+
+// NewCollector reads src (and the workers' counters) at each scrape.
+func NewCollector(src StatusSource, workers *Workers) *Collector {
+	c := &Collector{src: src, workers: workers, descs: map[string]*prometheus.Desc{}}
+	for _, m := range Metrics {
+		c.descs[m.name] = prometheus.NewDesc(m.name, m.help, m.labels, nil)
+	}
+	return c
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+	c.workers.batch.Describe(ch)
+}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	st := c.src.Status()
+	g := func(name string, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.GaugeValue, v, labels...)
+	}
+	n := func(name string, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.CounterValue, v, labels...)
+	}
+	b := func(ok bool) float64 {
+		if ok {
+			return 1
+		}
+		return 0
+	}
+	now := st.Now
+	g("paraply_up", 1)
+	g("paraply_source_connected", b(st.Receiver.Connected))
+	n("paraply_source_reconnects_total", float64(st.Receiver.Reconnects))
+	if !st.Receiver.LastEvent.IsZero() {
+		g("paraply_source_last_event_age_seconds", now.Sub(st.Receiver.LastEvent).Seconds())
+	}
+	n("paraply_received_transactions_total", float64(st.Receiver.Transactions))
+	n("paraply_received_bytes_total", float64(st.Receiver.Bytes))
+	g("paraply_relay_log_bytes", float64(st.Relay.Bytes))
+	g("paraply_relay_log_segments", float64(st.Relay.Segments))
+	n("paraply_relay_log_blocked_seconds_total", st.Relay.BlockedTime.Seconds())
+	s := st.Scheduler
+	g("paraply_queued_transactions", float64(s.Pending))
+	g("paraply_ready_transactions", float64(s.Ready))
+	n("paraply_assigned_transactions_total", float64(s.Assigned))
+	n("paraply_applied_transactions_total", float64(s.Committed))
+	n("paraply_skipped_transactions_total", float64(s.Skipped))
+	n("paraply_target_transactions_total", float64(s.Works))
+	var turnCount int64
+	var turn float64
+	workers := c.workers.Snapshot()
+	for _, w := range workers {
+		turn += w.TurnSeconds
+		turnCount += w.TurnWaits
+	}
+	for _, r := range []struct {
+		reason string
+		count  int64
+		secs   float64
+	}{
+		{"dependency", s.DepWaits, s.DepWaitTime.Seconds()},
+		{"workers_busy", s.BusyWaits, s.BusyWaitTime.Seconds()},
+		{"queue_full", s.FullWaits, s.FullWaitTime.Seconds()},
+		{"commit_order", turnCount, turn},
+	} {
+		n("paraply_coordinator_waits_total", float64(r.count), r.reason)
+		n("paraply_coordinator_wait_seconds_total", r.secs, r.reason)
+	}
+	g("paraply_lag_seconds", st.Lag.Seconds())
+	if !st.CheckpointSaved.IsZero() {
+		g("paraply_checkpoint_age_seconds", now.Sub(st.CheckpointSaved).Seconds())
+	}
+	g("paraply_low_water_mark", float64(s.LowWaterMark))
+	for i, v := range st.Dependencies.Tracker.Causes {
+		if v > 0 {
+			n("paraply_dependency_causes_total", float64(v), deptrack.Cause(i).String())
+		}
+	}
+	g("paraply_workers", float64(st.Workers))
+	for _, w := range workers {
+		id := strconv.Itoa(w.Worker)
+		n("paraply_worker_applied_transactions_total", float64(w.Transactions), id)
+		n("paraply_worker_busy_seconds_total", w.ExecSeconds+w.CommitSeconds, id)
+		n("paraply_worker_commit_seconds_total", w.CommitSeconds, id)
+		n("paraply_worker_retries_total", float64(w.Retries), id)
+	}
+	c.workers.batch.Collect(ch)
+}

@@ -1,0 +1,146 @@
+// Package status answers "why is my replica lagging, and what do I
+// change": it samples a running pipeline every second, serves the samples,
+// the Prometheus metrics and a web page over HTTP, computes the
+// coordinator statistics of the last interval (MySQL's "Multi-threaded
+// replica statistics", live), and turns them into a diagnosis in words.
+// `paraply status` prints the same report from another process.
+package status
+
+import (
+	"sort"
+	"time"
+
+	"github.com/paraply/paraply/internal/metrics"
+	"github.com/paraply/paraply/internal/replicate"
+)
+
+// Sample is the pipeline's counters at one instant.
+type Sample struct {
+	Time         time.Time `json:"time"`
+	Received     int64     `json:"received"`
+	Applied      int64     `json:"applied"`
+	Assigned     int64     `json:"assigned"`
+	Works        int64     `json:"works"`
+	Pending      int       `json:"pending"`
+	LagSeconds   float64   `json:"lag_seconds"`
+	RelayBytes   int64     `json:"relay_bytes"`
+	RelayBlocked float64   `json:"relay_blocked_seconds"`
+	Connected    bool      `json:"source_connected"`
+	// Waits of the coordinator, cumulative, by reason.
+	DepWaits, BusyWaits, FullWaits          int64
+	DepWaitSecs, BusyWaitSecs, FullWaitSecs float64
+	// Workers' cumulative time (summed over workers).
+	ExecSecs, TurnSecs, CommitSecs float64
+	TurnWaits, Retries             int64
+}
+
+func takeSample(st replicate.Status, ws []metrics.WorkerStats) Sample {
+	s := Sample{
+		Time: st.Now, Received: st.Receiver.Transactions, Applied: st.Scheduler.Committed,
+		Assigned: st.Scheduler.Assigned, Works: st.Scheduler.Works, Pending: st.Scheduler.Pending,
+		LagSeconds: st.Lag.Seconds(), RelayBytes: st.Relay.Bytes, RelayBlocked: st.Relay.BlockedTime.Seconds(),
+		Connected: st.Receiver.Connected,
+		DepWaits:  st.Scheduler.DepWaits, BusyWaits: st.Scheduler.BusyWaits, FullWaits: st.Scheduler.FullWaits,
+		DepWaitSecs: st.Scheduler.DepWaitTime.Seconds(), BusyWaitSecs: st.Scheduler.BusyWaitTime.Seconds(),
+		FullWaitSecs: st.Scheduler.FullWaitTime.Seconds(),
+	}
+	for _, w := range ws {
+		s.ExecSecs += w.ExecSeconds
+		s.TurnSecs += w.TurnSeconds
+		s.CommitSecs += w.CommitSeconds
+		s.TurnWaits += w.TurnWaits
+		s.Retries += w.Retries
+	}
+	return s
+}
+
+// Interval is what happened between two samples: the coordinator
+// statistics of seed 000, per second where it helps.
+type Interval struct {
+	Seconds float64 `json:"seconds"`
+	// Assigned is "events assigned": transactions handed to workers.
+	Assigned     int64   `json:"assigned"`
+	AppliedRate  float64 `json:"applied_per_second"`
+	ReceivedRate float64 `json:"received_per_second"`
+	AvgBatch     float64 `json:"avg_batch"`
+	// Waits by reason: dependency ("waited at clock conflicts"),
+	// workers_busy ("waited when workers occupied"), queue_full ("waited
+	// due a worker queue full"), commit_order (workers waiting for their
+	// turn to commit, summed over workers).
+	Waits map[string]Wait `json:"waits"`
+	// Worker time shares, summed over workers, as a fraction of
+	// workers x seconds.
+	ExecShare   float64 `json:"exec_share"`
+	TurnShare   float64 `json:"turn_share"`
+	CommitShare float64 `json:"commit_share"`
+	IdleShare   float64 `json:"idle_share"`
+	// AvgCommitMs is the mean COMMIT duration.
+	AvgCommitMs  float64 `json:"avg_commit_ms"`
+	Retries      int64   `json:"retries"`
+	LagStart     float64 `json:"lag_start_seconds"`
+	LagEnd       float64 `json:"lag_end_seconds"`
+	RelayBlocked float64 `json:"relay_blocked_seconds"`
+}
+
+// Wait is a count and a time.
+type Wait struct {
+	Count   int64   `json:"count"`
+	Seconds float64 `json:"seconds"`
+}
+
+// between computes the interval from a to b, for a pool of n workers.
+func between(a, b Sample, n int) Interval {
+	iv := Interval{Seconds: b.Time.Sub(a.Time).Seconds(), Assigned: b.Assigned - a.Assigned,
+		Retries: b.Retries - a.Retries, LagStart: a.LagSeconds, LagEnd: b.LagSeconds,
+		RelayBlocked: b.RelayBlocked - a.RelayBlocked}
+	if iv.Seconds <= 0 {
+		return iv
+	}
+	iv.AppliedRate = float64(b.Applied-a.Applied) / iv.Seconds
+	iv.ReceivedRate = float64(b.Received-a.Received) / iv.Seconds
+	if works := b.Works - a.Works; works > 0 {
+		iv.AvgBatch = float64(b.Assigned-a.Assigned) / float64(works)
+		iv.AvgCommitMs = 1000 * (b.CommitSecs - a.CommitSecs) / float64(works)
+	}
+	iv.Waits = map[string]Wait{
+		"dependency":   {b.DepWaits - a.DepWaits, b.DepWaitSecs - a.DepWaitSecs},
+		"workers_busy": {b.BusyWaits - a.BusyWaits, b.BusyWaitSecs - a.BusyWaitSecs},
+		"queue_full":   {b.FullWaits - a.FullWaits, b.FullWaitSecs - a.FullWaitSecs},
+		"commit_order": {b.TurnWaits - a.TurnWaits, b.TurnSecs - a.TurnSecs},
+	}
+	capacity := iv.Seconds * float64(max(n, 1))
+	iv.ExecShare = (b.ExecSecs - a.ExecSecs) / capacity
+	iv.TurnShare = (b.TurnSecs - a.TurnSecs) / capacity
+	iv.CommitShare = (b.CommitSecs - a.CommitSecs) / capacity
+	iv.IdleShare = max(0, 1-iv.ExecShare-iv.TurnShare-iv.CommitShare)
+	return iv
+}
+
+// Report is what /status.json serves and `paraply status` prints.
+type Report struct {
+	Status    replicate.Status      `json:"status"`
+	Workers   []metrics.WorkerStats `json:"workers"`
+	Interval  Interval              `json:"interval"`
+	HotTables []Count               `json:"hot_tables"`
+	Diagnosis []Finding             `json:"diagnosis"`
+}
+
+// Count is a name with a number.
+type Count struct {
+	Name  string `json:"name"`
+	Count int64  `json:"count"`
+}
+
+func topCounts(m map[string]int64, n int) []Count {
+	out := make([]Count, 0, len(m))
+	for k, v := range m {
+		out = append(out, Count{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Count > out[j].Count || out[i].Count == out[j].Count && out[i].Name < out[j].Name
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}

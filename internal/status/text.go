@@ -1,0 +1,79 @@
+package status
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteText prints the report the way `paraply status` shows it.
+func WriteText(w io.Writer, r Report) error {
+	st, iv := r.Status, r.Interval
+	var b strings.Builder
+	fmt.Fprintf(&b, "paraply: %s -> %s, %s dependencies, %d workers, commit order preserved: %v\n",
+		st.Source, st.Target, st.Dependency, st.Workers, st.PreserveOrder)
+	conn := "connected"
+	if !st.Receiver.Connected {
+		conn = "DISCONNECTED"
+		if st.Receiver.LastError != "" {
+			conn += " (" + st.Receiver.LastError + ")"
+		}
+	}
+	fmt.Fprintf(&b, "source %s, received up to %s (%s:%d)\n", conn, orDash(st.Receiver.Position), orDash(st.Receiver.SourceFile), st.Receiver.SourceOffset)
+	fmt.Fprintf(&b, "target has everything up to %s (checkpoint %s ago)\n", orDash(st.Checkpoint.Position), age(st.Now, st.CheckpointSaved))
+	fmt.Fprintf(&b, "lag %.1f s, %d transactions queued, relay log %.1f MB\n\n", st.Lag.Seconds(), st.Scheduler.Pending, float64(st.Relay.Bytes)/1e6)
+
+	fmt.Fprintf(&b, "coordinator statistics, last %.0f s:\n", iv.Seconds)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  events assigned\t%d\t(%.0f/s applied, %.0f/s received, %.1f per target transaction)\n", iv.Assigned, iv.AppliedRate, iv.ReceivedRate, iv.AvgBatch)
+	for _, k := range []struct{ key, label string }{
+		{"dependency", "waited at dependencies (clock conflicts)"},
+		{"workers_busy", "waited when workers occupied"},
+		{"queue_full", "waited due to a full queue (window)"},
+		{"commit_order", "workers waited for commit order"},
+	} {
+		wt := iv.Waits[k.key]
+		fmt.Fprintf(tw, "  %s\t%d\t%.2f s\n", k.label, wt.Count, wt.Seconds)
+	}
+	fmt.Fprintf(tw, "  worker time\texec %.0f%%\tturn %.0f%%  commit %.0f%% (%.1f ms each)  idle %.0f%%  retries %d\n",
+		100*iv.ExecShare, 100*iv.TurnShare, 100*iv.CommitShare, iv.AvgCommitMs, 100*iv.IdleShare, iv.Retries)
+	tw.Flush()
+	b.WriteString("\nworkers:\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  worker\ttransactions\tcommits\texec s\tturn s\tcommit s\tretries\t\n")
+	for _, wk := range r.Workers {
+		fmt.Fprintf(tw, "  %d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%d\t\n", wk.Worker, wk.Transactions, wk.Works, wk.ExecSeconds, wk.TurnSeconds, wk.CommitSeconds, wk.Retries)
+	}
+	tw.Flush()
+	if len(r.HotTables) > 0 {
+		b.WriteString("\nhot tables (transactions that waited for an earlier writer):\n")
+		for _, h := range r.HotTables {
+			fmt.Fprintf(&b, "  %8d  %s\n", h.Count, h.Name)
+		}
+	}
+	b.WriteString("\ndiagnosis:\n")
+	for _, f := range r.Diagnosis {
+		fmt.Fprintf(&b, "  [%s] %s.\n         %s\n", f.Severity, f.Title, f.Advice)
+	}
+	if len(r.Diagnosis) == 0 {
+		b.WriteString("  (nothing to say yet)\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func age(now, t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return now.Sub(t).Round(100 * time.Millisecond).String()
+}
