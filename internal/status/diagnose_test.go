@@ -129,8 +129,7 @@ func (sc *scenario) close() {
 	}
 }
 
-// report waits d, then returns the report over that interval, and logs it
-// as `paraply status` prints it.
+// report waits d, then returns the report over that interval.
 func (sc *scenario) report(d time.Duration) Report {
 	time.Sleep(d)
 	select {
@@ -139,11 +138,30 @@ func (sc *scenario) report(d time.Duration) Report {
 		sc.t.Fatalf("replication stopped: %v", err)
 	default:
 	}
-	r := sc.srv.Report(d)
-	var b bytes.Buffer
-	WriteText(&b, r)
-	sc.t.Logf("paraply status:\n%s", b.String())
-	return r
+	return sc.srv.Report(d)
+}
+
+// await samples the diagnosis over 1 s windows until cause shows up, and
+// fails if the backlog is gone (or 20 s pass) first.
+func (sc *scenario) await(cause string) {
+	sc.t.Helper()
+	time.Sleep(500 * time.Millisecond)
+	var seen [][]string
+	for i := 0; i < 40; i++ {
+		sc.report(500 * time.Millisecond)
+		r := sc.srv.Report(time.Second)
+		if has(r, cause) {
+			var b bytes.Buffer
+			WriteText(&b, r)
+			sc.t.Logf("paraply status when %s was diagnosed:\n%s", cause, b.String())
+			return
+		}
+		seen = append(seen, causes(r))
+		if has(r, "source_idle") {
+			break
+		}
+	}
+	sc.t.Errorf("%s was never diagnosed while the backlog lasted; diagnoses: %v", cause, seen)
 }
 
 func causes(r Report) []string {
@@ -168,13 +186,9 @@ func has(r Report, cause string) bool {
 func TestDiagnoseTooFewWorkers(t *testing.T) {
 	sc := newScenario(t)
 	start := sc.startPos
-	sc.backlog(4000, 8, 0)
+	sc.backlog(8000, 8, 0)
 	sc.start(start, func(c *replicate.Config) { c.Workers, c.BatchTxns, c.Mode = 1, 1, deptrack.WritesetMode })
-	sc.report(time.Second) // let the backlog flow in
-	r := sc.report(2 * time.Second)
-	if !has(r, "workers_busy") {
-		t.Errorf("diagnosis %v, want workers_busy", causes(r))
-	}
+	sc.await("workers_busy")
 }
 
 // TestDiagnoseCommitOrderDependencies: a backlog from one client session
@@ -189,11 +203,7 @@ func TestDiagnoseCommitOrderDependencies(t *testing.T) {
 	sc.start(start, func(c *replicate.Config) {
 		c.Workers, c.BatchTxns, c.Mode, c.PreserveOrder = 8, 1, deptrack.CommitOrder, false
 	})
-	sc.report(500 * time.Millisecond)
-	r := sc.report(1500 * time.Millisecond)
-	if !has(r, "dependency_mode") {
-		t.Errorf("diagnosis %v, want dependency_mode", causes(r))
-	}
+	sc.await("dependency_mode")
 }
 
 // TestDiagnoseSlowCommits: the target delays every commit by 20 ms
@@ -204,11 +214,7 @@ func TestDiagnoseSlowCommits(t *testing.T) {
 	start := sc.startPos
 	sc.backlog(2000, 8, 0)
 	sc.start(start, func(c *replicate.Config) { c.Workers, c.BatchTxns = 8, 1 })
-	sc.report(time.Second)
-	r := sc.report(2 * time.Second)
-	if !has(r, "slow_commits") {
-		t.Errorf("diagnosis %v, want slow_commits", causes(r))
-	}
+	sc.await("slow_commits")
 }
 
 // TestDiagnoseBarriersIdleAndDisconnected: keyless writes and DDL are
