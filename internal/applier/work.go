@@ -41,8 +41,6 @@ type Work struct {
 	Retries int
 	// Err is set when the work failed for good.
 	Err error
-	// executed is set once the worker reported the work executed.
-	executed bool
 }
 
 // First and Last are the range of stream positions the work covers.

@@ -101,26 +101,22 @@ func ConfigureSession(c *mysql.Config) {
 }
 
 // Run starts the workers and returns when ctx is done or a worker fails.
-// Work comes from in; with commit order preserved, a worker reports work
-// on executed once its statements ran and are waiting for their commit
-// turn (those rows are locked until then); every work goes to done once
-// committed.
-func (p *Pool) Run(ctx context.Context, in <-chan *Work, executed, done chan<- *Work) error {
+// Work comes from in and goes to done once committed.
+func (p *Pool) Run(ctx context.Context, in <-chan *Work, done chan<- *Work) error {
 	g, ctx := errgroup.WithContext(ctx)
 	for i := 0; i < p.cfg.Workers; i++ {
-		w := &worker{id: i, p: p, log: p.cfg.Logger.With("worker", i), executed: executed}
+		w := &worker{id: i, p: p, log: p.cfg.Logger.With("worker", i)}
 		g.Go(func() error { return w.run(ctx, in, done) })
 	}
 	return g.Wait()
 }
 
 type worker struct {
-	id       int
-	p        *Pool
-	log      *slog.Logger
-	conn     *sql.Conn
-	batch    sqlgen.Batch
-	executed chan<- *Work
+	id    int
+	p     *Pool
+	log   *slog.Logger
+	conn  *sql.Conn
+	batch sqlgen.Batch
 }
 
 // errNotHead is a data error met by work that is not next to commit: what
@@ -242,15 +238,6 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 			return tm, fmt.Errorf("%w: %v", errNotHead, err)
 		}
 		return tm, err
-	}
-	if w.executed != nil && w.p.cfg.PreserveOrder && !work.executed {
-		work.executed = true
-		select {
-		case w.executed <- work:
-		case <-ctx.Done():
-			w.rollback(conn)
-			return tm, ctx.Err()
-		}
 	}
 	if w.p.cfg.PreserveOrder && !turnFirst {
 		t0 := time.Now()

@@ -152,13 +152,12 @@ func (r *Replica) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	prepared := make(chan *scheduler.Prepared, 256)
 	work := make(chan *applier.Work)
-	executed := make(chan *applier.Work, r.cfg.Workers)
 	done := make(chan *applier.Work, r.cfg.Workers)
 	reader := relay.NewReader(prefix + 1)
 	defer reader.Close()
 	g.Go(func() error { return receiver.Run(gctx, start) })
 	g.Go(func() error { return prep.Run(gctx, reader, prepared) })
-	g.Go(func() error { return pool.Run(gctx, work, executed, done) })
+	g.Go(func() error { return pool.Run(gctx, work, done) })
 	sv := newSaver(func(wctx context.Context, p scheduler.Progress) error {
 		if err := store.SaveProgress(wctx, p.Position, p.RelayIndex, p.Covered); err != nil {
 			return fmt.Errorf("saving the checkpoint on the target: %w", err)
@@ -183,7 +182,7 @@ func (r *Replica) Run(ctx context.Context) error {
 			r.stats = s
 			r.mu.Unlock()
 		}
-		return coord.Run(gctx, prepared, work, executed, done, sv.save, observe)
+		return coord.Run(gctx, prepared, work, done, sv.save, observe)
 	})
 	err = g.Wait()
 	if errors.Is(err, errCaughtUp) {

@@ -112,12 +112,10 @@ func NewCoordinator(cfg Config, seq *applier.Sequencer) *Coordinator {
 }
 
 // Run dispatches until ctx is done or a channel closes. in brings prepared
-// transactions; work goes to workers; executed brings work back once its
-// statements ran (with commit order preserved, what depends on it may then
-// start: see core.settle), done once it committed; save is called
+// transactions; work goes to workers, done brings it back once committed; save is called
 // with each new low-water mark from this goroutine (it may block briefly;
 // the last call, made when ctx is done, must not depend on ctx); observe, if not nil, receives stats every ProgressEvery.
-func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- *applier.Work, executed, done <-chan *applier.Work,
+func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- *applier.Work, done <-chan *applier.Work,
 	save func(Progress) error, observe func(Stats)) error {
 	tick := time.NewTicker(c.cfg.ProgressEvery)
 	defer tick.Stop()
@@ -164,8 +162,6 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 			c.stats.Works++
 			idle--
 			next = nil
-		case w := <-executed:
-			c.core.settle(w.First(), w.Last())
 		case w := <-done:
 			idle++
 			c.committed(w.First(), w.Last(), w.Txns)
