@@ -32,3 +32,20 @@ fmt:
 
 clean:
 	rm -rf bin
+
+# make bench        paraply against MariaDB's own replica (single thread, and
+#                   4/16 threads in each parallel mode) on the same backlogs,
+#                   with the target's own throughput as the ceiling; about
+#                   3 hours on a two-core machine. Results in
+#                   bench/results/DATE/ (results.md, results.json, charts).
+# make bench-quick  the same method on small backlogs: under 10 minutes.
+# BENCH_FLAGS adds flags, e.g. BENCH_FLAGS="-workloads write_only -durability durable"
+# (bin/bench-replication -help lists them).
+.PHONY: bench bench-quick
+bench: deps build
+	$(GO) build -o bin/bench-replication ./bench/replication
+	bin/bench-replication -paraply $(BIN) $(BENCH_FLAGS)
+
+bench-quick: deps build
+	$(GO) build -o bin/bench-replication ./bench/replication
+	bin/bench-replication -quick -paraply $(BIN) $(BENCH_FLAGS)

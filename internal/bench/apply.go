@@ -1,0 +1,182 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Kind is who applies a backlog in a run.
+type Kind string
+
+const (
+	// Native is MariaDB's own replica (SQL thread, parallel or not).
+	Native Kind = "native"
+	// Paraply is `paraply replicate --until-caught-up`.
+	Paraply Kind = "paraply"
+	// Ceiling is sysbench run directly against the target with
+	// CeilingClients clients: what the target can commit at most.
+	Ceiling Kind = "ceiling"
+)
+
+const (
+	// DefaultBatch is paraply's default --batch-max-txns.
+	DefaultBatch = 16
+	// CeilingClients is the sysbench client count of the ceiling.
+	CeilingClients = 16
+)
+
+// NativeModes are the slave_parallel_mode values measured by default.
+var NativeModes = []string{"conservative", "optimistic", "aggressive"}
+
+var (
+	nativeModes  = []string{"conservative", "optimistic", "aggressive", "minimal", "none"}
+	paraplyModes = []string{"serial", "database", "commit-order", "writeset", "writeset-session"}
+)
+
+// Apply is one way of applying a backlog. Its Name is also its flag
+// syntax:
+//
+//	native-single                     slave_parallel_threads=0
+//	native-16-optimistic              slave_parallel_threads=16, slave_parallel_mode=optimistic
+//	paraply-16-writeset               --workers 16 --dependency writeset (--batch-max-txns 16)
+//	paraply-16-writeset-nobatch       the same with --batch-max-txns 1
+//	paraply-16-writeset-batch64       --batch-max-txns 64
+//	paraply-16-writeset-unordered     --preserve-commit-order=false
+//	ceiling                           sysbench with 16 clients on the target
+//	ceiling-32                        ... with 32 clients
+type Apply struct {
+	Kind Kind `json:"kind"`
+	// Threads is slave_parallel_threads (native, 0 = the single-threaded
+	// SQL thread), --workers (paraply) or sysbench clients (ceiling).
+	Threads int `json:"threads"`
+	// Mode is slave_parallel_mode (native) or --dependency (paraply).
+	Mode string `json:"mode,omitempty"`
+	// Batch is --batch-max-txns (paraply).
+	Batch int `json:"batch,omitempty"`
+	// Unordered is --preserve-commit-order=false (paraply).
+	Unordered bool `json:"unordered,omitempty"`
+}
+
+// Name returns the configuration's name in the syntax ParseApply reads.
+func (a Apply) Name() string {
+	switch a.Kind {
+	case Native:
+		if a.Threads == 0 {
+			return "native-single"
+		}
+		return fmt.Sprintf("native-%d-%s", a.Threads, a.Mode)
+	case Paraply:
+		s := fmt.Sprintf("paraply-%d-%s", a.Threads, a.Mode)
+		switch a.Batch {
+		case DefaultBatch:
+		case 1:
+			s += "-nobatch"
+		default:
+			s += fmt.Sprintf("-batch%d", a.Batch)
+		}
+		if a.Unordered {
+			s += "-unordered"
+		}
+		return s
+	case Ceiling:
+		if a.Threads == CeilingClients {
+			return "ceiling"
+		}
+		return fmt.Sprintf("ceiling-%d", a.Threads)
+	}
+	return string(a.Kind)
+}
+
+// Label is the configuration in words, for progress lines and tables.
+func (a Apply) Label() string {
+	switch a.Kind {
+	case Native:
+		if a.Threads == 0 {
+			return "native single"
+		}
+		return fmt.Sprintf("native %d %s", a.Threads, a.Mode)
+	case Paraply:
+		s := fmt.Sprintf("paraply %d %s", a.Threads, a.Mode)
+		if a.Batch == 1 {
+			s += " nobatch"
+		} else {
+			s += fmt.Sprintf(" batch=%d", a.Batch)
+		}
+		if a.Unordered {
+			s += " unordered"
+		}
+		return s
+	case Ceiling:
+		return fmt.Sprintf("ceiling (sysbench %d clients on the target)", a.Threads)
+	}
+	return string(a.Kind)
+}
+
+// ParseApply parses a configuration name (see Apply).
+func ParseApply(name string) (Apply, error) {
+	bad := func(why string) (Apply, error) {
+		return Apply{}, fmt.Errorf("configuration %q: %s", name, why)
+	}
+	kind, rest, _ := strings.Cut(name, "-")
+	switch Kind(kind) {
+	case Ceiling:
+		a := Apply{Kind: Ceiling, Threads: CeilingClients}
+		if rest != "" {
+			n, err := strconv.Atoi(rest)
+			if err != nil || n < 1 {
+				return bad("want ceiling or ceiling-<clients>")
+			}
+			a.Threads = n
+		}
+		return a, nil
+	case Native:
+		if rest == "single" {
+			return Apply{Kind: Native}, nil
+		}
+		n, mode, ok := threadsMode(rest)
+		if !ok || n < 1 || !slices.Contains(nativeModes, mode) {
+			return bad("want native-single or native-<threads>-<" + strings.Join(nativeModes, "|") + ">")
+		}
+		return Apply{Kind: Native, Threads: n, Mode: mode}, nil
+	case Paraply:
+		a := Apply{Kind: Paraply, Batch: DefaultBatch}
+		if r, ok := strings.CutSuffix(rest, "-unordered"); ok {
+			rest, a.Unordered = r, true
+		}
+		if r, ok := strings.CutSuffix(rest, "-nobatch"); ok {
+			rest, a.Batch = r, 1
+		} else if i := strings.LastIndex(rest, "-batch"); i >= 0 {
+			b, err := strconv.Atoi(rest[i+len("-batch"):])
+			if err != nil || b < 1 {
+				return bad("bad -batch<N> suffix")
+			}
+			rest, a.Batch = rest[:i], b
+		}
+		n, mode, ok := threadsMode(rest)
+		if !ok || n < 1 || !slices.Contains(paraplyModes, mode) {
+			return bad("want paraply-<workers>-<" + strings.Join(paraplyModes, "|") + ">[-nobatch|-batch<N>][-unordered]")
+		}
+		a.Threads, a.Mode = n, mode
+		return a, nil
+	}
+	return bad("want native-..., paraply-... or ceiling")
+}
+
+// threadsMode splits "16-optimistic" into 16 and "optimistic".
+func threadsMode(s string) (int, string, bool) {
+	num, mode, ok := strings.Cut(s, "-")
+	if !ok {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(num)
+	return n, mode, err == nil
+}
+
+// base returns the paraply configuration whose throughput is the base of
+// a's measured speedup: one worker, serial, with a's batching and
+// ordering. The analyzer's predicted speedups are over one worker too.
+func (a Apply) base() Apply {
+	return Apply{Kind: Paraply, Threads: 1, Mode: "serial", Batch: a.Batch, Unordered: a.Unordered}
+}

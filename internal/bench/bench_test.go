@@ -1,0 +1,197 @@
+package bench
+
+import (
+	"encoding/xml"
+	"strings"
+	"testing"
+)
+
+func TestApplyNamesRoundTrip(t *testing.T) {
+	for _, cfg := range []Config{Default(), Quick()} {
+		for _, a := range cfg.Applies {
+			got, err := ParseApply(a.Name())
+			if err != nil {
+				t.Fatalf("%s: %v", a.Name(), err)
+			}
+			if got != a {
+				t.Errorf("ParseApply(%q) = %+v, want %+v", a.Name(), got, a)
+			}
+		}
+	}
+	for name, want := range map[string]Apply{
+		"native-single":                        {Kind: Native},
+		"native-4-conservative":                {Kind: Native, Threads: 4, Mode: "conservative"},
+		"paraply-16-writeset-session":          {Kind: Paraply, Threads: 16, Mode: "writeset-session", Batch: 16},
+		"paraply-8-commit-order-nobatch":       {Kind: Paraply, Threads: 8, Mode: "commit-order", Batch: 1},
+		"paraply-4-writeset-batch64":           {Kind: Paraply, Threads: 4, Mode: "writeset", Batch: 64},
+		"paraply-4-writeset-nobatch-unordered": {Kind: Paraply, Threads: 4, Mode: "writeset", Batch: 1, Unordered: true},
+		"ceiling":                              {Kind: Ceiling, Threads: 16},
+		"ceiling-32":                           {Kind: Ceiling, Threads: 32},
+	} {
+		got, err := ParseApply(name)
+		if err != nil || got != want {
+			t.Errorf("ParseApply(%q) = %+v, %v; want %+v", name, got, err, want)
+		}
+		if got.Name() != name {
+			t.Errorf("%+v.Name() = %q, want %q", got, got.Name(), name)
+		}
+	}
+	for _, bad := range []string{"", "native", "native-16", "native-16-fast", "paraply-x-writeset", "paraply-16-rows", "ceiling-0", "mysql-single", "paraply-4-writeset-batch0"} {
+		if _, err := ParseApply(bad); err == nil {
+			t.Errorf("ParseApply(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestConfigs(t *testing.T) {
+	for _, cfg := range []Config{Default(), Quick()} {
+		cfg.OutDir = "out"
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(Default().Applies); n != 22 {
+		t.Errorf("default configurations: %d, want 22 (7 native, 2 serial bases, 12 paraply, ceiling)", n)
+	}
+	ws, err := ParseWorkloads("hot_rows,write_only")
+	if err != nil || len(ws) != 2 || ws[0].Args[0] != "--rand-type=pareto" {
+		t.Errorf("ParseWorkloads = %+v, %v", ws, err)
+	}
+	if _, err := ParseWorkloads("oltp_delete"); err == nil {
+		t.Error("unknown workload accepted")
+	}
+	ds, err := ParseDurability("both")
+	if err != nil || len(ds) != 2 || !ds[0] || ds[1] {
+		t.Errorf("ParseDurability(both) = %v, %v; want durable first", ds, err)
+	}
+}
+
+func TestPosition(t *testing.T) {
+	before, err := parsePosition("0-1-100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := parsePosition("0-1-40100,1-5-7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := after.since(before); n != 40007 {
+		t.Errorf("since = %d, want 40007", n)
+	}
+	if !after.reached(before) || before.reached(after) {
+		t.Error("reached is wrong")
+	}
+	empty, err := parsePosition("")
+	if err != nil || !before.reached(empty) {
+		t.Errorf("empty position: %v", err)
+	}
+	for _, bad := range []string{"0-1", "a-b-c", "0-1-2-3"} {
+		if _, err := parsePosition(bad); err == nil {
+			t.Errorf("parsePosition(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestParseSysbench(t *testing.T) {
+	const out = `SQL statistics:
+    queries performed:
+        write:                           20000
+    transactions:                        5000   (998.12 per sec.)
+    queries:                             20000  (3992.48 per sec.)
+    ignored errors:                      0      (0.00 per sec.)
+
+General statistics:
+    total time:                          5.0095s
+    total number of events:              5000
+`
+	r, err := parseSysbench(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Transactions != 5000 || r.TPS != 998.12 || r.Seconds != 5.0095 {
+		t.Errorf("parseSysbench = %+v", r)
+	}
+	if _, err := parseSysbench("FATAL: error"); err == nil {
+		t.Error("a report without transactions parsed")
+	}
+}
+
+// sample is a backlog with one run of each kind.
+func sample() *Backlog {
+	run := func(name string, tps float64) *Measurement {
+		a, err := ParseApply(name)
+		if err != nil {
+			panic(err)
+		}
+		return &Measurement{Config: name, Apply: a, TPS: tps, Seconds: 10, Transactions: int64(tps * 10), IncludesReceive: a.Kind == Paraply}
+	}
+	b := &Backlog{
+		Workload: "write_only", Script: "oltp_write_only", Clients: 1, Durable: true, Events: 1000, Transactions: 1000,
+		Before: "0-1-1", After: "0-1-1001",
+		Predicted: map[string]map[string]float64{"writeset": {"1": 1, "16": 8}, "commit-order": {"16": 1.1}},
+		Runs: []*Measurement{
+			run("native-single", 1000),
+			run("native-16-aggressive", 2000),
+			run("paraply-1-serial", 500),
+			run("paraply-1-serial-nobatch", 400),
+			run("paraply-16-writeset", 3000),         // 6x over its base, predicted 8x: off by 25%
+			run("paraply-16-writeset-nobatch", 3000), // 7.5x over its base: within 20%
+			run("paraply-16-commit-order", 0),
+			run("ceiling", 4000),
+		},
+	}
+	b.Runs[6].Failed, b.Runs[6].Error = true, "paraply replicate: exit status 1\nmore"
+	return b
+}
+
+func TestCompute(t *testing.T) {
+	b := sample()
+	b.compute()
+	if b.NativeSingleTPS != 1000 || b.BestNativeTPS != 2000 || b.BestNative != "native-16-aggressive" ||
+		b.BestParaplyTPS != 3000 || b.CeilingTPS != 4000 {
+		t.Fatalf("references: %+v", b)
+	}
+	ws := b.find("paraply-16-writeset")
+	if ws.VsNativeSingle != 3 || ws.VsBestNative != 1.5 || ws.VsCeiling != 0.75 {
+		t.Errorf("ratios: %+v", ws)
+	}
+	if ws.PredictedSpeedup != 8 || ws.MeasuredSpeedup != 6 || !ws.Disagrees {
+		t.Errorf("batching run: predicted %v measured %v disagrees %v; want 8, 6, true", ws.PredictedSpeedup, ws.MeasuredSpeedup, ws.Disagrees)
+	}
+	nb := b.find("paraply-16-writeset-nobatch")
+	if nb.MeasuredSpeedup != 7.5 || nb.Disagrees {
+		t.Errorf("no-batch run: measured %v disagrees %v; want 7.5, false", nb.MeasuredSpeedup, nb.Disagrees)
+	}
+	if f := b.find("paraply-16-commit-order"); f.VsNativeSingle != 0 || f.MeasuredSpeedup != 0 {
+		t.Errorf("a failed run got ratios: %+v", f)
+	}
+}
+
+func TestMarkdownAndChart(t *testing.T) {
+	res := &Results{Header: Header{Quick: true, Tables: 8, TableSize: 10000, Events: 1000, Clients: []int{1}}}
+	res.Backlogs = []*Backlog{sample(), {Workload: "hot_rows", Clients: 16, Error: "sysbench: boom"}}
+	for _, b := range res.Backlogs {
+		b.compute()
+	}
+	md := res.Markdown()
+	for _, want := range []string{
+		"| write_only T=1 durable | 1000 | 2000 (native-16-aggressive) | 3000 (paraply-16-writeset) | 1.50x | 4000 |",
+		"| paraply 16 writeset batch=16* | 10.0 | 3000 | 3.00x | 1.50x | 0.75x | 8.00x | 6.00x | prediction off by -25% |  |  |",
+		"| paraply 16 commit-order batch=16* | failed after 10.0 |",
+		"The backlog could not be built",
+		"![write_only](chart-write_only.svg)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	for _, w := range res.workloads() {
+		svg := res.chart(w)
+		if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
+			t.Errorf("chart %s is not well-formed XML: %v", w, err)
+		}
+	}
+	if svg := res.chart("write_only"); !strings.Contains(svg, "paraply 16 writeset batch=16: 3000 tps") {
+		t.Errorf("chart lacks the paraply bar:\n%s", svg)
+	}
+}

@@ -1,0 +1,263 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Workload is one kind of backlog: a sysbench script and its options.
+type Workload struct {
+	// Name identifies the workload in flags, tables and file names.
+	Name string `json:"name"`
+	// Script is the sysbench script (oltp_write_only, ...).
+	Script string `json:"script"`
+	// Args are extra sysbench options, e.g. --rand-type=pareto.
+	Args []string `json:"args,omitempty"`
+}
+
+// Workloads are the workloads the benchmark knows, in report order.
+var Workloads = []Workload{
+	{Name: "write_only", Script: "oltp_write_only"},
+	{Name: "update_index", Script: "oltp_update_index"},
+	{Name: "insert", Script: "oltp_insert"},
+	{Name: "read_write", Script: "oltp_read_write"},
+	// A few rows take most of the updates: the backlog that serializes a
+	// writeset replica and that commit-order cannot tell apart from any
+	// other.
+	{Name: "hot_rows", Script: "oltp_update_index", Args: []string{"--rand-type=pareto"}},
+}
+
+// Config says what to measure and where to put the results. Default and
+// Quick return complete configurations.
+type Config struct {
+	// Workloads are the backlog kinds, measured in this order.
+	Workloads []Workload
+	// Clients are the sysbench client counts (T) that build each backlog.
+	Clients []int
+	// Applies are the ways each backlog is applied (see ParseApply).
+	Applies []Apply
+	// Events is K, the sysbench events (transactions) of each backlog; the
+	// ceiling runs the same number.
+	Events int
+	// Tables and TableSize size the sysbench data set.
+	Tables, TableSize int
+	// Durable lists the target settings to measure, in order: true is
+	// innodb_flush_log_at_trx_commit=1 and sync_binlog=1, false is 2 and 0.
+	Durable []bool
+	// BufferPoolMB is innodb_buffer_pool_size of all three servers.
+	BufferPoolMB int
+	// RunTimeout bounds one measured run (and one backlog build); a run
+	// that exceeds it is recorded as failed.
+	RunTimeout time.Duration
+	// Verify says which runs are checked with `paraply verify`: "first"
+	// (the first native run and the first multi-worker paraply run of each
+	// backlog), "all" (every native and paraply run) or "none".
+	Verify string
+	// Warm reads every table into the buffer pool after each restore, so
+	// each run starts with the warm cache a running replica has.
+	Warm bool
+	// Paraply is the paraply binary.
+	Paraply string
+	// OutDir receives results.json, results.md and the charts.
+	OutDir string
+	// BaseDir is where the servers and the snapshots live ("" = os.TempDir()).
+	BaseDir string
+	// Quick marks the sanity-run configuration in the report.
+	Quick bool
+	// Progress receives one line per step; Out the markdown at the end.
+	Progress, Out io.Writer
+}
+
+// Verify policies.
+const (
+	VerifyFirst = "first"
+	VerifyAll   = "all"
+	VerifyNone  = "none"
+)
+
+// Default is the full benchmark of DESIGN.md "Benchmark method": every
+// workload, 1 and 16 clients, K = 40000 on 8 tables of 100k rows, durable
+// then non-durable.
+func Default() Config {
+	var applies []Apply
+	applies = append(applies, Apply{Kind: Native})
+	for _, n := range []int{4, 16} {
+		for _, m := range NativeModes {
+			applies = append(applies, Apply{Kind: Native, Threads: n, Mode: m})
+		}
+	}
+	// The 1-worker serial runs are the base of the measured speedups.
+	for _, batch := range []int{DefaultBatch, 1} {
+		applies = append(applies, Apply{Kind: Paraply, Threads: 1, Mode: "serial", Batch: batch})
+	}
+	for _, n := range []int{4, 16} {
+		for _, m := range []string{"commit-order", "writeset", "writeset-session"} {
+			for _, batch := range []int{DefaultBatch, 1} {
+				applies = append(applies, Apply{Kind: Paraply, Threads: n, Mode: m, Batch: batch})
+			}
+		}
+	}
+	applies = append(applies, Apply{Kind: Ceiling, Threads: CeilingClients})
+	return Config{
+		Workloads:    Workloads,
+		Clients:      []int{1, 16},
+		Applies:      applies,
+		Events:       40000,
+		Tables:       8,
+		TableSize:    100000,
+		Durable:      []bool{true, false},
+		BufferPoolMB: 256,
+		RunTimeout:   10 * time.Minute,
+		Verify:       VerifyFirst,
+		Warm:         true,
+		Paraply:      "bin/paraply",
+		Progress:     os.Stderr,
+		Out:          os.Stdout,
+	}
+}
+
+// Quick is a sanity run of a few minutes: small tables, K = 5000, the
+// write_only and hot-row backlogs, durable only, and a few configurations.
+func Quick() Config {
+	c := Default()
+	c.Quick = true
+	c.Tables, c.TableSize, c.Events = 8, 10000, 5000
+	c.Workloads = []Workload{mustWorkload("write_only"), mustWorkload("hot_rows")}
+	c.Durable = []bool{true}
+	c.Applies = mustApplies("native-single,native-16-optimistic,native-16-aggressive," +
+		"paraply-1-serial,paraply-1-serial-nobatch,paraply-16-writeset,paraply-16-writeset-nobatch,ceiling")
+	return c
+}
+
+// Validate reports the first problem with c.
+func (c Config) Validate() error {
+	switch {
+	case len(c.Workloads) == 0:
+		return errors.New("no workload selected")
+	case len(c.Clients) == 0:
+		return errors.New("no client count selected")
+	case len(c.Applies) == 0:
+		return errors.New("no configuration selected")
+	case len(c.Durable) == 0:
+		return errors.New("no durability selected")
+	case c.Events < 1:
+		return errors.New("events must be at least 1")
+	case c.Tables < 1 || c.TableSize < 1:
+		return errors.New("tables and table size must be at least 1")
+	case c.RunTimeout <= 0:
+		return errors.New("run timeout must be positive")
+	case c.OutDir == "":
+		return errors.New("no output directory")
+	case c.Paraply == "":
+		return errors.New("no paraply binary")
+	}
+	if !slices.Contains([]string{VerifyFirst, VerifyAll, VerifyNone}, c.Verify) {
+		return fmt.Errorf("verify %q: want first, all or none", c.Verify)
+	}
+	for _, t := range c.Clients {
+		if t < 1 {
+			return fmt.Errorf("client count %d: must be at least 1", t)
+		}
+	}
+	return nil
+}
+
+// ParseWorkloads parses a comma-separated list of workload names.
+func ParseWorkloads(s string) ([]Workload, error) {
+	var ws []Workload
+	for _, name := range splitList(s) {
+		i := slices.IndexFunc(Workloads, func(w Workload) bool { return w.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown workload %q (known: %s)", name, strings.Join(WorkloadNames(), ", "))
+		}
+		ws = append(ws, Workloads[i])
+	}
+	return ws, nil
+}
+
+// WorkloadNames lists the names of Workloads.
+func WorkloadNames() []string {
+	var names []string
+	for _, w := range Workloads {
+		names = append(names, w.Name)
+	}
+	return names
+}
+
+// ParseInts parses a comma-separated list of integers.
+func ParseInts(s string) ([]int, error) {
+	var ns []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", f)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}
+
+// ParseDurability parses "durable", "nondurable" or a comma-separated list
+// of them ("both" = durable,nondurable).
+func ParseDurability(s string) ([]bool, error) {
+	var ds []bool
+	for _, f := range splitList(s) {
+		switch f {
+		case "durable":
+			ds = append(ds, true)
+		case "nondurable", "non-durable":
+			ds = append(ds, false)
+		case "both":
+			ds = append(ds, true, false)
+		default:
+			return nil, fmt.Errorf("durability %q: want durable, nondurable or both", f)
+		}
+	}
+	return ds, nil
+}
+
+// ParseApplies parses a comma-separated list of configuration names (see
+// ParseApply).
+func ParseApplies(s string) ([]Apply, error) {
+	var as []Apply
+	for _, f := range splitList(s) {
+		a, err := ParseApply(f)
+		if err != nil {
+			return nil, err
+		}
+		as = append(as, a)
+	}
+	return as, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func mustWorkload(name string) Workload {
+	ws, err := ParseWorkloads(name)
+	if err != nil {
+		panic(err)
+	}
+	return ws[0]
+}
+
+func mustApplies(s string) []Apply {
+	as, err := ParseApplies(s)
+	if err != nil {
+		panic(err)
+	}
+	return as
+}

@@ -1,0 +1,218 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Markdown renders the results: a header, a summary table, and per
+// workload a chart and one table per backlog (source clients ×
+// durability).
+func (res *Results) Markdown() string {
+	var sb strings.Builder
+	res.writeHeader(&sb)
+	res.writeSummary(&sb)
+	for _, w := range res.workloads() {
+		fmt.Fprintf(&sb, "\n## %s\n\n![%s](%s)\n", w, w, chartFile(w))
+		for _, b := range res.Backlogs {
+			if b.Workload == w {
+				b.writeTable(&sb)
+			}
+		}
+	}
+	sb.WriteString(notes)
+	return sb.String()
+}
+
+func (res *Results) writeHeader(sb *strings.Builder) {
+	h := res.Header
+	title := "paraply vs MariaDB's own replica"
+	if h.Quick {
+		title += " (quick run)"
+	}
+	fmt.Fprintf(sb, "# %s\n\n", title)
+	took := ""
+	if h.Seconds > 0 {
+		took = fmt.Sprintf(", %s", (time.Duration(h.Seconds) * time.Second).String())
+	}
+	fmt.Fprintf(sb, "- Date: %s%s\n", h.Started.Format("2006-01-02 15:04 MST"), took)
+	fmt.Fprintf(sb, "- Software: %s; %s; paraply binary %s (working tree %s, %s)\n", strings.Join(strings.Fields(h.MariaDB), " "), h.Sysbench, h.ParaplyBinary, h.Paraply, h.Go)
+	fmt.Fprintf(sb, "- Machine: %d CPUs (%s), %.1f GiB memory, Linux %s\n", h.CPUs, h.CPUModel, float64(h.MemoryMB)/1024, h.Kernel)
+	fmt.Fprintf(sb, "- Load average (1/5/15 min): %s at the start, %s at the end; %.2f to %.2f when runs started. "+
+		"The machine is shared: other work running at the same time lowers and scatters every number.\n",
+		loads(h.LoadStart), loads(h.LoadEnd), h.LoadRunMin, h.LoadRunMax)
+	fmt.Fprintf(sb, "- Data: sysbench prepare, %d tables x %d rows, once; every backlog is K = %d sysbench events (`run --events=%d --time=0 --rand-seed=42`) from T = %s source clients, built from that same state.\n",
+		h.Tables, h.TableSize, h.Events, h.Events, joinInts(h.Clients))
+	fmt.Fprintf(sb, "- Servers: three MariaDB sandboxes with identical options per durability (%s): log-bin, binlog_format=ROW, binlog_row_image=FULL, log_slave_updates, gtid_strict_mode, innodb_buffer_pool_size=%dM; "+
+		"durable = innodb_flush_log_at_trx_commit=1 + sync_binlog=1, nondurable = 2 + 0 (no doublewrite). Everything else is MariaDB's default.\n",
+		strings.Join(h.Durability, ", "), h.BufferPoolMB)
+	fmt.Fprintf(sb, "- Runs: %s; each from a snapshot of the replica or target taken after the initial load%s; timeout %s; `paraply verify` on %s.\n",
+		strings.Join(h.Configs, ", "), warmNote(h.Warm), h.RunTimeout, verifyNote(h.Verify))
+}
+
+func (res *Results) writeSummary(sb *strings.Builder) {
+	sb.WriteString("\n## Summary\n\n")
+	sb.WriteString("| backlog | native single tps | best native | best paraply | best paraply / best native | ceiling tps |\n")
+	sb.WriteString("|---|---:|---|---|---:|---:|\n")
+	for _, b := range res.Backlogs {
+		if b.Error != "" {
+			fmt.Fprintf(sb, "| %s | backlog failed | | | | |\n", b.title())
+			continue
+		}
+		fmt.Fprintf(sb, "| %s | %s | %s | %s | %s | %s |\n", b.title(),
+			tps(b.NativeSingleTPS), named(b.BestNativeTPS, b.BestNative), named(b.BestParaplyTPS, b.BestParaply),
+			times(ratio(b.BestParaplyTPS, b.BestNativeTPS)), tps(b.CeilingTPS))
+	}
+}
+
+func (b *Backlog) title() string {
+	return fmt.Sprintf("%s T=%d %s", b.Workload, b.Clients, durabilityName(b.Durable))
+}
+
+func (b *Backlog) writeTable(sb *strings.Builder) {
+	fmt.Fprintf(sb, "\n### %s · T=%d · %s\n\n", b.Workload, b.Clients, durabilityName(b.Durable))
+	if b.Error != "" {
+		fmt.Fprintf(sb, "The backlog could not be built: `%s`\n", firstLine(b.Error))
+		return
+	}
+	args := ""
+	if len(b.Args) > 0 {
+		args = " " + strings.Join(b.Args, " ")
+	}
+	fmt.Fprintf(sb, "sysbench %s%s, %d clients on the source: %d transactions (GTID %s to %s) in %.1f s (%.0f tps), %.1f MB of binlog.\n",
+		b.Script, args, b.Clients, b.Transactions, b.Before, b.After, b.BuildSeconds, b.SourceTPS, float64(b.BinlogBytes)/1e6)
+	if b.PredictError != "" {
+		fmt.Fprintf(sb, "No prediction: `%s`\n", firstLine(b.PredictError))
+	}
+	sb.WriteString("\n| configuration | seconds | tps | x native single | x best native | x ceiling | predicted speedup | measured speedup | | CPU ms/txn | lock waits |\n")
+	sb.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n")
+	for _, r := range b.Runs {
+		label := r.Apply.Label()
+		if r.IncludesReceive {
+			label += "*"
+		}
+		if r.Verified != nil {
+			if *r.Verified {
+				label += " (verified)"
+			} else {
+				label += " (**VERIFY FAILED**)"
+			}
+		}
+		if r.Failed {
+			fmt.Fprintf(sb, "| %s | failed after %.1f | | | | | | | `%s` | | |\n", label, r.Seconds, abbreviate(firstLine(r.Error), 100))
+			continue
+		}
+		flag := ""
+		if r.Disagrees {
+			flag = fmt.Sprintf("prediction off by %+.0f%%", 100*(r.MeasuredSpeedup/r.PredictedSpeedup-1))
+		}
+		fmt.Fprintf(sb, "| %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label, r.Seconds, tps(r.TPS),
+			times(r.VsNativeSingle), times(r.VsBestNative), times(r.VsCeiling),
+			times(r.PredictedSpeedup), times(r.MeasuredSpeedup), flag, cpuPerTxn(r), lockWaits(r))
+	}
+}
+
+const notes = `
+## How to read the tables
+
+- Native runs: slave_parallel_threads and slave_parallel_mode are set, the replica's relay log is filled with
+  the IO thread alone, and the time runs from START SLAVE SQL_THREAD until MASTER_GTID_WAIT sees the backlog's
+  last GTID applied. That is the apply alone.
+- paraply runs (marked *): the time is the whole ` + "`paraply replicate --until-caught-up`" + ` process, from exec to
+  exit: it connects to the source, receives the backlog into a fresh relay log, applies it and checkpoints. So
+  paraply's time also includes receiving the backlog, which the native replica did before its timer started.
+- Ceiling: sysbench with 16 clients running the same workload directly against the restored target; its tps is
+  what the target commits at most with this workload (for read_write it also runs the reads).
+- x native single, x best native, x ceiling: tps over the native single-threaded replica's, over the best
+  native configuration's, over the ceiling's.
+- Predicted speedup: ` + "`paraply analyze --json`" + ` on the backlog's binlog files with the target's schema, its
+  simulated speedup of the run's dependency mode at the run's worker count over one worker. Measured speedup:
+  the run's tps over the tps of paraply with 1 worker and --dependency serial with the same batching. They are
+  flagged when they differ by more than 20% of the prediction. The simulation counts neither the target's CPU
+  (two cores here) nor the commit's fsync, nor batching.
+- CPU ms/txn: CPU time of the applying mariadbd plus the paraply process during the run, per transaction (for the
+  ceiling, of the target alone; sysbench's own CPU is not counted). Lock waits: the average number of InnoDB
+  transactions waiting for a row lock on the applying server, sampled every 200 ms. results.json has the
+  processlist states behind it.
+`
+
+// cpuPerTxn is the CPU time of the applying mariadbd plus paraply's, per
+// transaction: on a two-core machine, what bounds throughput.
+func cpuPerTxn(r *Measurement) string {
+	if r.Transactions <= 0 || r.ServerCPU <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f", 1000*(r.ServerCPU+r.ParaplyCPU)/float64(r.Transactions))
+}
+
+// lockWaits is the average number of InnoDB transactions waiting for a row
+// lock on the applying server during the run.
+func lockWaits(r *Measurement) string {
+	if r.Sessions == nil {
+		return "" // not sampled
+	}
+	return fmt.Sprintf("%.1f", r.LockWaits)
+}
+
+func tps(x float64) string {
+	if x <= 0 {
+		return ""
+	}
+	return strconv.FormatFloat(math.Round(x), 'f', 0, 64)
+}
+
+func times(x float64) string {
+	if x <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2fx", x)
+}
+
+func named(x float64, name string) string {
+	if x <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s (%s)", tps(x), name)
+}
+
+func loads(l [3]float64) string {
+	return fmt.Sprintf("%.2f/%.2f/%.2f", l[0], l[1], l[2])
+}
+
+func joinInts(ns []int) string {
+	var s []string
+	for _, n := range ns {
+		s = append(s, strconv.Itoa(n))
+	}
+	return strings.Join(s, " and ")
+}
+
+func warmNote(warm bool) string {
+	if warm {
+		return " (restored, then every table read into the buffer pool)"
+	}
+	return ""
+}
+
+func verifyNote(v string) string {
+	switch v {
+	case VerifyAll:
+		return "every native and paraply run"
+	case VerifyNone:
+		return "no run"
+	}
+	return "the first native run and the first multi-worker paraply run of each backlog"
+}
+
+// abbreviate shortens s to at most n bytes and makes it safe in a table
+// cell.
+func abbreviate(s string, n int) string {
+	s = strings.NewReplacer("|", "/", "`", "'").Replace(s)
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

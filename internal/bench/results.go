@@ -1,0 +1,234 @@
+package bench
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Results is everything one benchmark measured; its JSON form is
+// results.json.
+type Results struct {
+	Header   Header     `json:"header"`
+	Backlogs []*Backlog `json:"backlogs"`
+}
+
+// Backlog is one backlog (workload, source clients, durability) and the
+// runs that applied it.
+type Backlog struct {
+	Workload string `json:"workload"`
+	Script   string `json:"script"`
+	// Args are the extra sysbench options of the workload.
+	Args    []string `json:"args,omitempty"`
+	Clients int      `json:"clients"`
+	Durable bool     `json:"durable"`
+	// Events is K, the sysbench events asked for.
+	Events int `json:"events"`
+	// Transactions counts the GTIDs from Before to After.
+	Transactions int64  `json:"transactions"`
+	Before       string `json:"gtid_before"`
+	After        string `json:"gtid_after"`
+	// BinlogFiles hold the backlog (base names); BinlogBytes is their size.
+	BinlogFiles []string `json:"binlog_files"`
+	BinlogBytes int64    `json:"binlog_bytes"`
+	// BuildSeconds is how long sysbench took on the source; SourceTPS is
+	// its rate there.
+	BuildSeconds float64 `json:"build_seconds"`
+	SourceTPS    float64 `json:"source_tps"`
+	// Predicted is `paraply analyze`'s simulated speedup over one worker,
+	// by dependency mode and then worker count ("4", "16").
+	Predicted    map[string]map[string]float64 `json:"predicted_speedup,omitempty"`
+	PredictError string                        `json:"predict_error,omitempty"`
+	// AnalyzeSeconds is how long `paraply analyze` took on the backlog.
+	AnalyzeSeconds float64 `json:"analyze_seconds,omitempty"`
+	// Error is set when the backlog could not be built; there are no runs.
+	Error string         `json:"error,omitempty"`
+	Runs  []*Measurement `json:"runs"`
+
+	// References of the ratios, from Runs (0 when missing or failed).
+	NativeSingleTPS float64 `json:"native_single_tps"`
+	BestNative      string  `json:"best_native,omitempty"`
+	BestNativeTPS   float64 `json:"best_native_tps"`
+	BestParaply     string  `json:"best_paraply,omitempty"`
+	BestParaplyTPS  float64 `json:"best_paraply_tps"`
+	CeilingTPS      float64 `json:"ceiling_tps"`
+}
+
+// Measurement is one timed apply of a backlog.
+type Measurement struct {
+	Config string `json:"config"`
+	Apply  Apply  `json:"apply"`
+	// Transactions applied (the backlog's, or the ceiling's sysbench count)
+	// in Seconds; TPS is their ratio.
+	Transactions int64   `json:"transactions"`
+	Seconds      float64 `json:"seconds"`
+	TPS          float64 `json:"tps"`
+	Failed       bool    `json:"failed,omitempty"`
+	Error        string  `json:"error,omitempty"`
+	// IncludesReceive says the timed span also received the backlog from
+	// the source (paraply); the native replica's relay log was filled
+	// before its timer started.
+	IncludesReceive bool `json:"includes_receive,omitempty"`
+	// Verified is the result of `paraply verify` against the source, when
+	// it ran; VerifyOutput holds its report when it found a difference.
+	Verified     *bool  `json:"verified,omitempty"`
+	VerifyOutput string `json:"verify_output,omitempty"`
+	// ServerCPU is the CPU time the applying mariadbd used during the run;
+	// ParaplyCPU and ParaplyMaxRSSMB are the paraply process's.
+	ServerCPU       float64 `json:"server_cpu_seconds"`
+	ParaplyCPU      float64 `json:"paraply_cpu_seconds,omitempty"`
+	ParaplyMaxRSSMB float64 `json:"paraply_max_rss_mb,omitempty"`
+	// Sessions are the applying server's most frequent processlist
+	// states during the timed span, with the average number of sessions
+	// in each (sampled every 200 ms).
+	Sessions []SessionState `json:"sessions,omitempty"`
+	// LockWaits is the average number of InnoDB transactions waiting for
+	// a row lock on the applying server (sampled with Sessions).
+	LockWaits float64 `json:"lock_waits"`
+	// RestoreSeconds is how long restoring the snapshot and warming the
+	// buffer pool took (before the timed span).
+	RestoreSeconds float64 `json:"restore_seconds"`
+	// Load1 is the one-minute load average when the run started.
+	Load1 float64 `json:"load1"`
+
+	// Ratios of TPS to the backlog's references (0 when missing).
+	VsNativeSingle float64 `json:"vs_native_single,omitempty"`
+	VsBestNative   float64 `json:"vs_best_native,omitempty"`
+	VsCeiling      float64 `json:"vs_ceiling,omitempty"`
+	// For paraply runs with a prediction: the predicted speedup over one
+	// worker, the measured one (TPS over the TPS of the 1-worker serial
+	// run with the same batching) and whether they differ by more than
+	// Tolerance.
+	PredictedSpeedup float64 `json:"predicted_speedup,omitempty"`
+	MeasuredSpeedup  float64 `json:"measured_speedup,omitempty"`
+	Disagrees        bool    `json:"prediction_disagrees,omitempty"`
+}
+
+// Tolerance is how far a measured speedup may be from the predicted one,
+// relative to the prediction, before the table flags it.
+const Tolerance = 0.20
+
+// ok reports whether r produced a throughput.
+func (r *Measurement) ok() bool { return r != nil && !r.Failed && r.TPS > 0 }
+
+// find returns the run of configuration name, or nil.
+func (b *Backlog) find(name string) *Measurement {
+	for _, r := range b.Runs {
+		if r.Config == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// compute fills the backlog's references and every run's ratios.
+func (b *Backlog) compute() {
+	b.NativeSingleTPS, b.BestNativeTPS, b.BestParaplyTPS, b.CeilingTPS = 0, 0, 0, 0
+	b.BestNative, b.BestParaply = "", ""
+	for _, r := range b.Runs {
+		if !r.ok() {
+			continue
+		}
+		switch r.Apply.Kind {
+		case Native:
+			if r.Apply.Threads == 0 {
+				b.NativeSingleTPS = r.TPS
+			}
+			if r.TPS > b.BestNativeTPS {
+				b.BestNative, b.BestNativeTPS = r.Config, r.TPS
+			}
+		case Paraply:
+			if r.TPS > b.BestParaplyTPS {
+				b.BestParaply, b.BestParaplyTPS = r.Config, r.TPS
+			}
+		case Ceiling:
+			b.CeilingTPS = r.TPS
+		}
+	}
+	for _, r := range b.Runs {
+		r.VsNativeSingle, r.VsBestNative, r.VsCeiling = 0, 0, 0
+		r.PredictedSpeedup, r.MeasuredSpeedup, r.Disagrees = 0, 0, false
+		if !r.ok() {
+			continue
+		}
+		r.VsNativeSingle = ratio(r.TPS, b.NativeSingleTPS)
+		r.VsBestNative = ratio(r.TPS, b.BestNativeTPS)
+		r.VsCeiling = ratio(r.TPS, b.CeilingTPS)
+		if r.Apply.Kind != Paraply || r.Apply.Threads == 1 {
+			continue
+		}
+		r.PredictedSpeedup = b.Predicted[r.Apply.Mode][strconv.Itoa(r.Apply.Threads)]
+		if base := b.find(r.Apply.base().Name()); base.ok() {
+			r.MeasuredSpeedup = round(r.TPS/base.TPS, 2)
+		}
+		if r.PredictedSpeedup > 0 && r.MeasuredSpeedup > 0 {
+			r.Disagrees = math.Abs(r.MeasuredSpeedup/r.PredictedSpeedup-1) > Tolerance
+		}
+	}
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return round(a/b, 2)
+}
+
+func round(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+// write saves results.json, results.md and one chart per workload in dir.
+func (res *Results) write(dir string) error {
+	res.Header.LoadRunMin, res.Header.LoadRunMax = 0, 0
+	for _, b := range res.Backlogs {
+		b.compute()
+		for _, r := range b.Runs {
+			if res.Header.LoadRunMin == 0 || r.Load1 < res.Header.LoadRunMin {
+				res.Header.LoadRunMin = r.Load1
+			}
+			res.Header.LoadRunMax = max(res.Header.LoadRunMax, r.Load1)
+		}
+	}
+	js, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, "results.json"), append(js, '\n')); err != nil {
+		return err
+	}
+	for _, w := range res.workloads() {
+		if err := writeFile(filepath.Join(dir, chartFile(w)), []byte(res.chart(w))); err != nil {
+			return err
+		}
+	}
+	return writeFile(filepath.Join(dir, "results.md"), []byte(res.Markdown()))
+}
+
+// workloads returns the workload names of the backlogs in order.
+func (res *Results) workloads() []string {
+	var ws []string
+	seen := map[string]bool{}
+	for _, b := range res.Backlogs {
+		if !seen[b.Workload] {
+			seen[b.Workload] = true
+			ws = append(ws, b.Workload)
+		}
+	}
+	return ws
+}
+
+func chartFile(workload string) string { return "chart-" + workload + ".svg" }
+
+// writeFile writes data to path through a temporary file and a rename, so
+// that a results file is never seen half written.
+func writeFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/paraply/paraply/internal/sandbox"
+)
+
+func TestMain(m *testing.M) {
+	uninstall := sandbox.HandleSignals()
+	code := m.Run()
+	uninstall()
+	_ = sandbox.StopAll()
+	os.Exit(code)
+}
+
+// logWriter sends progress lines to the test log.
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// TestRunTiny runs the whole benchmark on a tiny backlog: three servers,
+// one backlog, a run of each kind, every run verified, and the output
+// files.
+func TestRunTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three MariaDB servers and builds paraply")
+	}
+	if _, err := exec.LookPath("sysbench"); err != nil {
+		t.Skip("sysbench is not installed (scripts/install-deps.sh)")
+	}
+	dir := t.TempDir()
+	paraply := filepath.Join(dir, "paraply")
+	if out, err := exec.Command("go", "build", "-o", paraply, "github.com/paraply/paraply/cmd/paraply").CombinedOutput(); err != nil {
+		t.Fatalf("building paraply: %v\n%s", err, out)
+	}
+	cfg := Quick()
+	cfg.Tables, cfg.TableSize, cfg.Events = 2, 500, 200
+	cfg.Workloads = []Workload{mustWorkload("write_only")}
+	cfg.Clients = []int{1}
+	cfg.Applies = mustApplies("native-single,native-4-optimistic,paraply-1-serial-nobatch,paraply-4-writeset-nobatch,ceiling-4")
+	cfg.BufferPoolMB = 64
+	cfg.Verify = VerifyAll
+	cfg.Paraply, cfg.OutDir = paraply, filepath.Join(dir, "out")
+	cfg.Progress, cfg.Out = logWriter{t}, nil
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Backlogs) != 1 {
+		t.Fatalf("%d backlogs, want 1", len(res.Backlogs))
+	}
+	b := res.Backlogs[0]
+	if b.Transactions != 200 || b.PredictError != "" || b.Predicted["writeset"]["4"] == 0 {
+		t.Errorf("backlog: %d transactions, prediction %v (%s)", b.Transactions, b.Predicted, b.PredictError)
+	}
+	for _, r := range b.Runs {
+		if !r.ok() {
+			t.Errorf("%s failed: %s", r.Config, r.Error)
+			continue
+		}
+		if r.Apply.Kind != Ceiling && (r.Verified == nil || !*r.Verified) {
+			t.Errorf("%s was not verified", r.Config)
+		}
+		if r.Apply.Kind != Ceiling && r.Transactions != 200 {
+			t.Errorf("%s applied %d transactions, want 200", r.Config, r.Transactions)
+		}
+	}
+	if w := b.find("paraply-4-writeset-nobatch"); w == nil || w.MeasuredSpeedup == 0 || w.PredictedSpeedup == 0 || w.VsNativeSingle == 0 {
+		t.Errorf("paraply-4-writeset-nobatch lacks its ratios: %+v", w)
+	}
+	for _, f := range []string{"results.json", "results.md", "chart-write_only.svg"} {
+		if _, err := os.Stat(filepath.Join(cfg.OutDir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
