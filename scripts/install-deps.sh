@@ -15,5 +15,5 @@ echo "installing ${missing[*]} from Debian's packages" >&2
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 $sudo apt-get update
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y mariadb-server sysbench
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y mariadb-server sysbench chromium
 # The packaged service is not used: paraply starts its own sandboxed servers.

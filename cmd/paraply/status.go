@@ -78,4 +78,3 @@ func fetchStatus(client *http.Client, addr string, interval time.Duration) (stat
 	}
 	return rep, raw, nil
 }
-
