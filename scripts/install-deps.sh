@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what paraply's demo, tests and benchmarks need from Debian's
 # packages, if it is missing: MariaDB (server, client, mariadb-binlog,
-# mariadb-dump) and sysbench. Go must already be installed.
+# mariadb-dump), sysbench, and Chromium for the status page's browser test.
+# Go must already be installed.
 set -euo pipefail
 
 missing=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
 command -v mariadb-binlog >/dev/null 2>&1 || missing+=(mariadb-client)
 command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
