@@ -113,7 +113,9 @@ func TestCrashSafety(t *testing.T) {
 	kills := 24
 	for i := 0; i < kills; i++ {
 		var logs bytes.Buffer
-		cmd := paraply(args...)
+		// Every other run commits out of source order, which leaves gaps
+		// above the low-water mark for the next run to find.
+		cmd := paraply(append(args, fmt.Sprintf("--preserve-commit-order=%v", i%2 == 0))...)
 		cmd.Stderr = &logs
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -80,7 +80,7 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 	if err := w.retrying(ctx, func() error { return w.p.store.EndDDL(ctx, t.GTID) }); err != nil {
 		return err
 	}
-	w.p.seq.Done(work.First(), work.Last())
+	work.done(w.p.seq)
 	return nil
 }
 

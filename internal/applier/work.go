@@ -43,11 +43,24 @@ type Work struct {
 	Err error
 }
 
-// First and Last are the range of stream positions the work covers.
+// First is the stream position of the work's first transaction (with
+// commit order preserved, work is consecutive from there).
 func (w *Work) First() uint64 { return w.Txns[0].Seq }
 
-// Last is the position of the work's last transaction.
-func (w *Work) Last() uint64 { return w.Txns[len(w.Txns)-1].Seq }
+// done tells seq that the work's transactions committed, a consecutive
+// run at a time (work from a pool without commit order need not be
+// consecutive).
+func (w *Work) done(seq *Sequencer) {
+	start := w.Txns[0].Seq
+	for i, t := range w.Txns {
+		if i+1 == len(w.Txns) || w.Txns[i+1].Seq != t.Seq+1 {
+			seq.Done(start, t.Seq)
+			if i+1 < len(w.Txns) {
+				start = w.Txns[i+1].Seq
+			}
+		}
+	}
+}
 
 // GTIDs lists the GTIDs the work applies.
 func (w *Work) GTIDs() []string {

@@ -261,7 +261,7 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 			return tm, err
 		}
 	}
-	w.p.seq.Done(work.First(), work.Last())
+	work.done(w.p.seq)
 	return tm, nil
 }
 

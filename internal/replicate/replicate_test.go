@@ -100,37 +100,53 @@ func run(t *testing.T, c Config) {
 }
 
 func TestScriptedWorkloads(t *testing.T) {
+	type variant struct {
+		mode      deptrack.Mode
+		workers   int
+		unordered bool
+	}
+	var variants []variant
 	for _, mode := range deptrack.Modes {
 		for _, workers := range []int{1, 8} {
-			t.Run(mode.String()+"/"+itoa(workers), func(t *testing.T) {
-				p := newPair(t)
-				c := p.config(t, mode, workers)
-				c.StartGTID = p.position(t)
-				db, err := p.src.DB("")
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer db.Close()
-				for _, w := range workload.All() {
-					if err := p.src.Exec(context.Background(), w.Setup...); err != nil {
-						t.Fatalf("%s setup: %v", w.Name, err)
-					}
-					if err := w.Run(context.Background(), db); err != nil {
-						t.Fatalf("%s: %v", w.Name, err)
-					}
-				}
-				if err := p.src.CreateDatabase(context.Background(), "sbtest"); err != nil {
-					t.Fatal(err)
-				}
-				for _, cmd := range []string{"prepare", "run"} {
-					if err := workload.Sysbench(context.Background(), p.src, cmd, "oltp_read_write", 2, 1000, 4, 1000); err != nil {
-						t.Fatal(err)
-					}
-				}
-				run(t, c)
-				p.equal(t)
-			})
+			variants = append(variants, variant{mode, workers, false})
 		}
+	}
+	variants = append(variants, variant{deptrack.WritesetMode, 8, true}, variant{deptrack.CommitOrder, 4, true})
+	for _, v := range variants {
+		mode, workers := v.mode, v.workers
+		name := mode.String() + "/" + itoa(workers)
+		if v.unordered {
+			name += "/unordered"
+		}
+		t.Run(name, func(t *testing.T) {
+			p := newPair(t)
+			c := p.config(t, mode, workers)
+			c.PreserveOrder = !v.unordered
+			c.StartGTID = p.position(t)
+			db, err := p.src.DB("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			for _, w := range workload.All() {
+				if err := p.src.Exec(context.Background(), w.Setup...); err != nil {
+					t.Fatalf("%s setup: %v", w.Name, err)
+				}
+				if err := w.Run(context.Background(), db); err != nil {
+					t.Fatalf("%s: %v", w.Name, err)
+				}
+			}
+			if err := p.src.CreateDatabase(context.Background(), "sbtest"); err != nil {
+				t.Fatal(err)
+			}
+			for _, cmd := range []string{"prepare", "run"} {
+				if err := workload.Sysbench(context.Background(), p.src, cmd, "oltp_read_write", 2, 1000, 4, 1000); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run(t, c)
+			p.equal(t)
+		})
 	}
 }
 

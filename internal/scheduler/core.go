@@ -189,6 +189,68 @@ func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *applier.Work {
 	return w
 }
 
+// nextUnordered forms work for a pool that does not preserve commit
+// order: the lowest ready transaction, then any later ones (up to scan
+// entries further) whose predecessors have committed or are already in the
+// work. The transactions need not be consecutive; the worker applies them
+// in stream order, so dependencies inside the work are kept.
+func (c *core) nextUnordered(maxTxns, maxBytes, scan int) *applier.Work {
+	var first *entry
+	for c.ready.Len() > 0 {
+		s := heap.Pop(&c.ready).(uint64)
+		if e := c.entries[s]; e != nil && !e.dispatched {
+			first = e
+			break
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	c.nReady--
+	first.dispatched = true
+	w := &applier.Work{Txns: []*applier.Txn{first.item}}
+	if first.item.DDL != nil {
+		return w
+	}
+	in := map[uint64]bool{first.item.Seq: true}
+	bytes := first.item.Bytes
+	for s := first.item.Seq + 1; s <= first.item.Seq+uint64(scan) && len(w.Txns) < maxTxns && bytes < maxBytes; s++ {
+		e := c.entries[s]
+		if e == nil || e.dispatched || e.item.DDL != nil || !c.satisfiedBy(e, in) {
+			continue
+		}
+		if e.missing == 0 {
+			c.nReady-- // its heap entry is skipped when popped
+		}
+		e.dispatched = true
+		in[s] = true
+		w.Txns = append(w.Txns, e.item)
+		bytes += e.item.Bytes
+	}
+	return w
+}
+
+// satisfiedBy reports whether e waits only for committed transactions or
+// for ones in the set in.
+func (c *core) satisfiedBy(e *entry, in map[uint64]bool) bool {
+	if w := e.deps.Wait; w > c.prefix {
+		if int(w-c.prefix) > len(in) {
+			return false
+		}
+		for s := c.prefix + 1; s <= w; s++ {
+			if !c.done[s] && !in[s] {
+				return false
+			}
+		}
+	}
+	for _, o := range e.deps.On {
+		if !c.isDone(o) && !in[o] {
+			return false
+		}
+	}
+	return true
+}
+
 // undo returns work formed by next to the window, undispatched.
 func (c *core) undo(w *applier.Work) {
 	for _, t := range w.Txns {

@@ -24,6 +24,8 @@ func itoa(n uint64) string {
 	return string(b)
 }
 
+func last(w *applier.Work) uint64 { return w.Txns[len(w.Txns)-1].Seq }
+
 func seqs(w *applier.Work) []uint64 {
 	if w == nil {
 		return nil
@@ -93,7 +95,7 @@ func TestHeadReserve(t *testing.T) {
 	if got := seqs(c.next(1, 1<<20, false)); !slices.Equal(got, []uint64{3}) {
 		t.Fatalf("after undo: %v, want [3] again", got)
 	}
-	c.commit(w1.First(), w1.Last())
+	c.commit(w1.First(), last(w1))
 	if got := seqs(c.next(1, 1<<20, true)); !slices.Equal(got, []uint64{2}) {
 		t.Fatalf("head work %v, want [2]", got)
 	}
@@ -125,7 +127,8 @@ func TestWindowBounds(t *testing.T) {
 }
 
 // TestRandomScheduleRespectsDeps simulates workers completing work in
-// random order and checks that no transaction is ever dispatched before
+// random order (consecutive work and, every other round, unordered work)
+// and checks that no transaction is ever dispatched before
 // its predecessors committed or travel in the same work before it, and
 // that everything is eventually dispatched (no deadlock).
 func TestRandomScheduleRespectsDeps(t *testing.T) {
@@ -159,7 +162,13 @@ func TestRandomScheduleRespectsDeps(t *testing.T) {
 				c.admit(txn(next), deps[next])
 				next++
 			}
-			if w := c.next(1+rng.IntN(4), 1<<20, false); w != nil {
+			var w *applier.Work
+			if unordered := round%2 == 1; unordered {
+				w = c.nextUnordered(1+rng.IntN(6), 1<<20, 12)
+			} else {
+				w = c.next(1+rng.IntN(4), 1<<20, false)
+			}
+			if w != nil {
 				for i, tx := range w.Txns {
 					d := deps[tx.Seq]
 					ok := func(p uint64) bool { return p == 0 || committed[p] || slices.Contains(seqs(w)[:i], p) }
@@ -181,12 +190,25 @@ func TestRandomScheduleRespectsDeps(t *testing.T) {
 				t.Fatalf("round %d: nothing ready and nothing in flight with %d of %d committed", round, len(committed), n)
 			}
 			i := rng.IntN(len(inflight))
-			w := inflight[i]
+			w = inflight[i]
 			inflight = append(inflight[:i], inflight[i+1:]...)
 			for _, tx := range w.Txns {
 				committed[tx.Seq] = true
+				c.commit(tx.Seq, tx.Seq)
 			}
-			c.commit(w.First(), w.Last())
 		}
+	}
+}
+
+// TestUnorderedWorkSkipsBlocked: unordered work gathers ready transactions
+// past a blocked one, and a chain whose head is in the work.
+func TestUnorderedWorkSkipsBlocked(t *testing.T) {
+	c := newCore(0, 100, 1<<20)
+	c.admit(txn(1), deptrack.Deps{})
+	c.admit(txn(2), deptrack.Deps{On: []uint64{9}}) // blocked by a transaction not yet admitted
+	c.admit(txn(3), deptrack.Deps{On: []uint64{1}}) // chained to 1, which is in the work
+	c.admit(txn(4), deptrack.Deps{})
+	if got := seqs(c.nextUnordered(16, 1<<20, 64)); !slices.Equal(got, []uint64{1, 3, 4}) {
+		t.Fatalf("unordered work %v, want [1 3 4]", got)
 	}
 }

@@ -125,17 +125,11 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 	waitSince := time.Time{}
 	waitKind := 0
 	for {
-		// With commit order preserved, a worker holding a later
-		// transaction waits for the earlier ones: the last free worker is
-		// kept for the head of the window, or all could wait on a
-		// transaction no worker is left to run.
-		reserve := c.cfg.PreserveOrder && idle <= 1
-		if next != nil && reserve && next.First() != c.core.head() {
-			c.core.undo(next)
-			next = nil
-		}
 		if next == nil {
-			next = c.core.next(c.batchSize(idle), c.cfg.BatchBytes, reserve)
+			next = c.form(idle)
+		} else if c.cfg.PreserveOrder && idle <= 1 && next.First() != c.core.head() {
+			c.core.undo(next)
+			next = c.form(idle)
 		}
 		c.account(&waitSince, &waitKind, next, idle)
 		var out chan<- *applier.Work
@@ -164,7 +158,7 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 			next = nil
 		case w := <-done:
 			idle++
-			c.committed(w.First(), w.Last(), w.Txns)
+			c.committed(w.Txns)
 		case <-tick.C:
 			if p := c.seq.Prefix(); p != saved {
 				if err := save(c.progress()); err != nil {
@@ -177,6 +171,23 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 			}
 		}
 	}
+}
+
+// form builds the next work. With commit order preserved, work is a run of
+// consecutive transactions, and a worker holding a later run waits for the
+// earlier ones to commit; so with batching, work always starts at the
+// oldest transaction not yet handed out (a run started further on would
+// cut the head's run short, and runs, not workers, are what commits are
+// made of), and without batching the last free worker is kept for that
+// head (or all workers could wait on a transaction none is left to run).
+// Without commit order, work is any set of transactions ready together.
+func (c *Coordinator) form(idle int) *applier.Work {
+	size := c.batchSize(idle)
+	if !c.cfg.PreserveOrder {
+		return c.core.nextUnordered(size, c.cfg.BatchBytes, 4*c.cfg.BatchTxns)
+	}
+	onlyHead := idle <= 1 || c.cfg.BatchTxns > 1
+	return c.core.next(size, c.cfg.BatchBytes, onlyHead)
 }
 
 // batchSize spreads the window over the workers: with a backlog, full
@@ -253,9 +264,9 @@ func (c *Coordinator) admit(p *Prepared) {
 	c.core.admit(p.Txn, p.Deps)
 }
 
-func (c *Coordinator) committed(first, last uint64, txns []*applier.Txn) {
-	c.core.commit(first, last)
+func (c *Coordinator) committed(txns []*applier.Txn) {
 	for _, t := range txns {
+		c.core.commit(t.Seq, t.Seq)
 		c.gtids[t.Seq] = t.GTID
 	}
 	c.stats.Committed += int64(len(txns))
