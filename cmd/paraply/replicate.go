@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/paraply/paraply/internal/config"
 	"github.com/paraply/paraply/internal/deptrack"
@@ -24,6 +26,7 @@ func replicateCmd() *cobra.Command {
 		configFile, logLevel       string
 		httpAddr                   string
 		httpAllowRemote            bool
+		sourceTLS, targetTLS       tlsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "replicate --source mysql://USER@HOST:PORT --target mysql://USER@HOST:PORT",
@@ -36,7 +39,12 @@ moment: a restart resumes from the target's checkpoint and skips what is
 already applied.
 
 Passwords come from PARAPLY_SOURCE_PASSWORD / PARAPLY_TARGET_PASSWORD or from
---source-password-file / --target-password-file, never from logs.`,
+--source-password-file / --target-password-file, never from logs.
+
+--source-tls and --target-tls turn on TLS: "on" verifies the server's
+certificate against --*-tls-ca (else the system's roots) and the host name;
+"skip-verify" accepts any certificate (tests only). --*-tls-cert and
+--*-tls-key give a client certificate.`,
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, _ []string) error {
 			if configFile != "" {
@@ -51,6 +59,12 @@ Passwords come from PARAPLY_SOURCE_PASSWORD / PARAPLY_TARGET_PASSWORD or from
 			}
 			if cfg.Target, err = endpoint(targetURL, "PARAPLY_TARGET_PASSWORD", targetPwFile); err != nil {
 				return fmt.Errorf("--target: %w", err)
+			}
+			if cfg.SourceTLS, err = sourceTLS.config(cfg.Source.Host); err != nil {
+				return fmt.Errorf("--source-tls: %w", err)
+			}
+			if cfg.TargetTLS, err = targetTLS.config(cfg.Target.Host); err != nil {
+				return fmt.Errorf("--target-tls: %w", err)
 			}
 			if cfg.Mode, err = deptrack.ParseMode(mode); err != nil {
 				return err
@@ -82,6 +96,8 @@ Passwords come from PARAPLY_SOURCE_PASSWORD / PARAPLY_TARGET_PASSWORD or from
 	f.StringVar(&targetURL, "target", "", "target server, mysql://USER@HOST:PORT")
 	f.StringVar(&sourcePwFile, "source-password-file", "", "file holding the source password")
 	f.StringVar(&targetPwFile, "target-password-file", "", "file holding the target password")
+	sourceTLS.add(f, "source")
+	targetTLS.add(f, "target")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "parallel apply sessions on the target")
 	f.StringVar(&mode, "dependency", cfg.Mode.String(), "serial|database|commit-order|writeset|writeset-session")
 	f.BoolVar(&cfg.PreserveOrder, "preserve-commit-order", cfg.PreserveOrder, "commit on the target in source order")
@@ -91,6 +107,7 @@ Passwords come from PARAPLY_SOURCE_PASSWORD / PARAPLY_TARGET_PASSWORD or from
 	f.StringVar(&cfg.StartGTID, "start-gtid", "", "GTID position to start from when the target has no checkpoint (default: the source's current position)")
 	f.BoolVar(&cfg.UntilCaughtUp, "until-caught-up", false, "exit 0 once the target has applied everything the source had at start")
 	f.IntVar(&cfg.BatchTxns, "batch-max-txns", cfg.BatchTxns, "source transactions combined into one target transaction at most")
+	f.DurationVar(&cfg.BatchDelay, "batch-max-delay", 0, "how long a ready transaction may wait for its batch to fill (0: never)")
 	f.IntVar(&cfg.History, "history-size", 0, "writeset history size in keys (default 25000)")
 	f.IntVar(&cfg.Window, "window", cfg.Window, "look-ahead: transactions admitted and not yet committed, at most")
 	f.DurationVar(&cfg.Heartbeat, "heartbeat", cfg.Heartbeat, "source heartbeat period (a silent stream is reconnected after 3)")
@@ -99,6 +116,28 @@ Passwords come from PARAPLY_SOURCE_PASSWORD / PARAPLY_TARGET_PASSWORD or from
 	f.StringVar(&httpAddr, "http", "127.0.0.1:9104", "serve /metrics, /status.json and a status page here (\"\" = off)")
 	f.BoolVar(&httpAllowRemote, "http-allow-remote", false, "allow --http on a non-loopback address (the endpoint has no authentication)")
 	return cmd
+}
+
+// tlsFlags are the TLS flags of one endpoint: --ROLE-tls, --ROLE-tls-ca,
+// --ROLE-tls-cert and --ROLE-tls-key.
+type tlsFlags struct {
+	mode, ca, cert, key string
+}
+
+func (t *tlsFlags) add(f *pflag.FlagSet, role string) {
+	f.StringVar(&t.mode, role+"-tls", "off", "TLS to the "+role+": off | on (verify the CA and host name) | skip-verify (tests only)")
+	f.StringVar(&t.ca, role+"-tls-ca", "", "PEM file of the CA that signs the "+role+"'s certificate (default: the system's roots)")
+	f.StringVar(&t.cert, role+"-tls-cert", "", "PEM file of a client certificate for the "+role)
+	f.StringVar(&t.key, role+"-tls-key", "", "PEM file of the key of --"+role+"-tls-cert")
+}
+
+// config is the tls.Config for connecting to host; nil when TLS is off.
+func (t *tlsFlags) config(host string) (*tls.Config, error) {
+	mode, err := config.ParseTLSMode(t.mode)
+	if err != nil {
+		return nil, err
+	}
+	return config.TLSOptions{Mode: mode, CA: t.ca, Cert: t.cert, Key: t.key}.Config(host)
 }
 
 // endpoint parses a --source/--target URL and resolves its password.

@@ -40,6 +40,8 @@ type Config struct {
 	UntilCaughtUp bool
 	// BatchTxns bounds the source transactions per target transaction.
 	BatchTxns int
+	// BatchDelay is how long a transaction may wait for a batch to fill.
+	BatchDelay time.Duration
 	// History is the writeset history size (0 = default).
 	History int
 	// Window bounds the look-ahead (transactions admitted, not committed).
@@ -61,7 +63,7 @@ func Default() Config {
 		RelayDir:      "paraply-relay",
 		RelayMaxBytes: relaylog.DefaultMaxBytes,
 		ServerID:      4141,
-		BatchTxns:     16,
+		BatchTxns:     64,
 		Window:        4096,
 		Heartbeat:     time.Second,
 	}

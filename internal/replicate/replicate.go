@@ -52,13 +52,44 @@ func New(cfg Config) *Replica {
 // Run replicates with cfg until ctx is done (see Replica.Run).
 func Run(ctx context.Context, cfg Config) error { return New(cfg).Run(ctx) }
 
+// maxRefetch bounds how many times one Run starts the relay log again
+// because it found damage in it: damage that keeps coming back is a disk
+// or memory fault that refetching does not cure.
+const maxRefetch = 3
+
 // Run replicates until ctx is done, or, with UntilCaughtUp, until the
 // target has everything the source had at the start. It may be called once.
+//
+// A damaged relay log record (relaylog.ErrCorrupt: a bit flip, a truncated
+// segment) is never applied. Run logs the segment file and offset, removes
+// the relay log and starts it again from the target's checkpoint, so that
+// the source sends what it held once more; the checkpoint's applied GTIDs
+// make that safe, as after a crash. If the source no longer has the binlogs
+// for that, Run returns the damage together with the source's refusal.
 func (r *Replica) Run(ctx context.Context) error {
 	if err := r.cfg.Validate(); err != nil {
 		return err
 	}
-	srcDB, err := r.cfg.Source.Open(nil)
+	err := r.run(ctx)
+	var bad *relaylog.CorruptError
+	for n := 0; n < maxRefetch && ctx.Err() == nil && errors.As(err, &bad); n++ {
+		r.log.Warn("the relay log is damaged: starting it again from the target's checkpoint and fetching it from the source again",
+			"segment", bad.Path, "offset", bad.Offset, "relay_index", bad.Index, "reason", bad.Reason)
+		damage := err
+		if rerr := os.RemoveAll(r.cfg.RelayDir); rerr != nil {
+			return fmt.Errorf("%w (removing the damaged relay log: %v)", damage, rerr)
+		}
+		if err = r.run(ctx); errors.Is(err, source.ErrPositionGone) {
+			return fmt.Errorf("%w; fetching it again from the source failed: %w", damage, err)
+		}
+	}
+	return err
+}
+
+// run is one pass of the pipeline, from opening the connections to the
+// first error.
+func (r *Replica) run(ctx context.Context) error {
+	srcDB, err := r.cfg.Source.WithTLS(r.cfg.SourceTLS).Open(nil)
 	if err != nil {
 		return err
 	}
@@ -70,7 +101,7 @@ func (r *Replica) Run(ctx context.Context) error {
 	r.mu.Lock()
 	r.info, r.started = info, time.Now()
 	r.mu.Unlock()
-	tgtDB, err := r.cfg.Target.Open(applier.ConfigureSession)
+	tgtDB, err := r.cfg.Target.WithTLS(r.cfg.TargetTLS).Open(applier.ConfigureSession)
 	if err != nil {
 		return err
 	}
@@ -146,7 +177,7 @@ func (r *Replica) Run(ctx context.Context) error {
 	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder,
 		Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
 	coord := scheduler.NewCoordinator(scheduler.Config{
-		Window: r.cfg.Window, BatchTxns: r.cfg.BatchTxns, Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
+		Window: r.cfg.Window, BatchTxns: r.cfg.BatchTxns, BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
 	}, seq)
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -228,13 +259,18 @@ func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store 
 		if start == "" {
 			start = r.info.Position
 		}
+	}
+	l, _ := relay.Last()
+	if state.Position == "" || state.RelayIndex != l {
 		// Remember where this target starts, so that a crash before the
-		// first transaction does not move the start to "now".
-		if err := store.SaveProgress(ctx, start, 0, nil); err != nil {
+		// first transaction does not move the start to "now"; and tie the
+		// checkpoint to the new relay log's numbering, which starts again,
+		// so that a crash before the next save cannot take the old log's
+		// index for a position in the new one and skip transactions.
+		if err := store.SaveProgress(ctx, start, l, nil); err != nil {
 			return nil, 0, "", err
 		}
 	}
-	l, _ := relay.Last()
 	return relay, l, start, nil
 }
 

@@ -104,24 +104,29 @@ func TestScriptedWorkloads(t *testing.T) {
 		mode      deptrack.Mode
 		workers   int
 		unordered bool
+		delay     time.Duration
 	}
 	var variants []variant
 	for _, mode := range deptrack.Modes {
 		for _, workers := range []int{1, 8} {
-			variants = append(variants, variant{mode, workers, false})
+			variants = append(variants, variant{mode, workers, false, 0})
 		}
 	}
-	variants = append(variants, variant{deptrack.WritesetMode, 8, true}, variant{deptrack.CommitOrder, 4, true})
+	variants = append(variants, variant{deptrack.WritesetMode, 8, true, 0}, variant{deptrack.CommitOrder, 4, true, 0},
+		variant{deptrack.WritesetMode, 4, false, 20 * time.Millisecond})
 	for _, v := range variants {
 		mode, workers := v.mode, v.workers
 		name := mode.String() + "/" + itoa(workers)
 		if v.unordered {
 			name += "/unordered"
 		}
+		if v.delay > 0 {
+			name += "/delay"
+		}
 		t.Run(name, func(t *testing.T) {
 			p := newPair(t)
 			c := p.config(t, mode, workers)
-			c.PreserveOrder = !v.unordered
+			c.PreserveOrder, c.BatchDelay = !v.unordered, v.delay
 			c.StartGTID = p.position(t)
 			db, err := p.src.DB("")
 			if err != nil {

@@ -125,6 +125,19 @@ func (c *core) release(e *entry) {
 	}
 }
 
+// lowestReady is the lowest ready transaction not dispatched yet, 0 if
+// none.
+func (c *core) lowestReady() uint64 {
+	for c.ready.Len() > 0 {
+		s := c.ready[0]
+		if e := c.entries[s]; e != nil && !e.dispatched {
+			return s
+		}
+		heap.Pop(&c.ready)
+	}
+	return 0
+}
+
 // head is the lowest admitted transaction not dispatched yet, 0 if none.
 // With commit order preserved, the last free worker must go to it: a
 // worker holding a later transaction waits for the head to commit.

@@ -22,6 +22,9 @@ type Config struct {
 	// batching); 1 disables batching.
 	BatchTxns  int
 	BatchBytes int
+	// BatchDelay is how long a ready transaction may wait for others to
+	// fill its batch when fewer than BatchTxns are ready (0: never wait).
+	BatchDelay time.Duration
 	// Workers is the size of the worker pool (used to size batches: with
 	// few transactions ready, each worker gets one).
 	Workers int
@@ -94,9 +97,10 @@ type Stats struct {
 // Coordinator runs the dispatch loop. Its exported methods are not safe
 // for concurrent use; Stats is published through the Observe callback.
 type Coordinator struct {
-	cfg  Config
-	core *core
-	seq  *applier.Sequencer
+	cfg      Config
+	core     *core
+	seq      *applier.Sequencer
+	admitted map[uint64]time.Time // admission time of pending transactions, with BatchDelay
 	// info about committed transactions awaiting the next Progress
 	resume map[uint64]string
 	gtids  map[uint64]string
@@ -108,7 +112,7 @@ type Coordinator struct {
 func NewCoordinator(cfg Config, seq *applier.Sequencer) *Coordinator {
 	cfg = cfg.withDefaults()
 	return &Coordinator{cfg: cfg, core: newCore(seq.Prefix(), cfg.Window, cfg.WindowBytes), seq: seq,
-		resume: map[uint64]string{}, gtids: map[uint64]string{}}
+		resume: map[uint64]string{}, gtids: map[uint64]string{}, admitted: map[uint64]time.Time{}}
 }
 
 // Run dispatches until ctx is done or a channel closes. in brings prepared
@@ -124,9 +128,15 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 	saved := c.seq.Prefix()
 	waitSince := time.Time{}
 	waitKind := 0
+	delay := time.NewTimer(time.Hour)
+	delay.Stop()
 	for {
 		if next == nil {
-			next = c.form(idle)
+			if d := c.holdFor(time.Now()); d > 0 {
+				delay.Reset(d)
+			} else {
+				next = c.form(idle)
+			}
 		} else if c.cfg.PreserveOrder && idle <= 1 && next.First() != c.core.head() {
 			c.core.undo(next)
 			next = c.form(idle)
@@ -159,6 +169,7 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 		case w := <-done:
 			idle++
 			c.committed(w.Txns)
+		case <-delay.C:
 		case <-tick.C:
 			if p := c.seq.Prefix(); p != saved {
 				if err := save(c.progress()); err != nil {
@@ -171,6 +182,20 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 			}
 		}
 	}
+}
+
+// holdFor says how much longer to wait before forming work, so that a
+// batch can fill (BatchDelay): while fewer transactions are ready than a
+// batch holds and the oldest of them has waited less than the delay.
+func (c *Coordinator) holdFor(now time.Time) time.Duration {
+	if c.cfg.BatchDelay <= 0 || c.cfg.BatchTxns <= 1 || c.core.nReady >= c.cfg.BatchTxns {
+		return 0
+	}
+	s := c.core.lowestReady()
+	if s == 0 {
+		return 0
+	}
+	return c.cfg.BatchDelay - now.Sub(c.admitted[s])
 }
 
 // form builds the next work. With commit order preserved, work is a run of
@@ -253,6 +278,9 @@ func (c *Coordinator) account(since *time.Time, kind *int, next *applier.Work, i
 
 func (c *Coordinator) admit(p *Prepared) {
 	seq := p.Txn.Seq
+	if c.cfg.BatchDelay > 0 {
+		c.admitted[seq] = time.Now()
+	}
 	c.resume[seq] = p.Resume
 	if p.Skip {
 		c.stats.Skipped++
@@ -268,6 +296,7 @@ func (c *Coordinator) committed(txns []*applier.Txn) {
 	for _, t := range txns {
 		c.core.commit(t.Seq, t.Seq)
 		c.gtids[t.Seq] = t.GTID
+		delete(c.admitted, t.Seq)
 	}
 	c.stats.Committed += int64(len(txns))
 	c.stats.LastCommitted = time.Now()
