@@ -4,6 +4,7 @@
 package config
 
 import (
+	"crypto/tls"
 	"database/sql"
 	"fmt"
 	"log/slog"
@@ -24,6 +25,7 @@ type Endpoint struct {
 	Host     string
 	Port     int
 	password string
+	tls      *tls.Config // nil: clear text; see WithTLS
 }
 
 // ParseEndpoint parses mysql://USER[:PASSWORD]@HOST[:PORT]. A password in the
@@ -89,10 +91,14 @@ func (e Endpoint) DriverConfig(db string) *mysql.Config {
 	c.Collation = "utf8mb4_general_ci"
 	c.Timeout = 10 * time.Second
 	c.AllowNativePasswords = true
+	if e.tls != nil {
+		c.TLS = e.tls.Clone()
+	}
 	return c
 }
 
-// DriverDSN is DriverConfig as a DSN string (it holds the password).
+// DriverDSN is DriverConfig as a DSN string (it holds the password). A DSN
+// cannot carry a TLS configuration: use Open for an endpoint with TLS.
 func (e Endpoint) DriverDSN(db string) string { return e.DriverConfig(db).FormatDSN() }
 
 // Open opens a connection pool on the endpoint; configure, if not nil,
