@@ -14,11 +14,24 @@ type CostModel struct {
 	// PreserveOrder makes workers commit in source order, as paraply and
 	// MySQL do by default: a worker stays busy until its turn to commit.
 	PreserveOrder bool `json:"preserve_commit_order"`
+	// Capacity is how many transactions the target can apply at once
+	// before they slow each other down (its cores over the share of an
+	// apply spent on CPU); more workers than that add nothing. 0 means
+	// unlimited: the speedup the dependencies alone allow.
+	Capacity float64 `json:"capacity"`
 }
 
 // DefaultCostModel prices a row change at a quarter of a transaction's
-// fixed cost, with commit order preserved.
+// fixed cost, with commit order preserved and a target of unlimited
+// capacity; DefaultCapacity is the calibrated capacity of a target with
+// the given number of cores.
 var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, PreserveOrder: true}
+
+// DefaultCapacity is calibrated on this project's benchmark (sysbench
+// write_only on a durable two-core MariaDB 10.11, paraply batching): about
+// one and a half transactions in flight per core before the cores, not
+// the dependencies, bound the speedup.
+func DefaultCapacity(cores int) float64 { return 1.5 * float64(cores) }
 
 func (c CostModel) cost(rows int) float64 { return c.PerTxn + c.PerRow*float64(rows) }
 
@@ -44,6 +57,9 @@ type simulator struct {
 }
 
 func newSimulator(workers int, model CostModel) *simulator {
+	if model.Capacity > 0 && float64(workers) > model.Capacity {
+		workers = max(1, int(model.Capacity+0.5))
+	}
 	return &simulator{model: model, free: make(floatHeap, workers)}
 }
 

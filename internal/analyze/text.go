@@ -42,8 +42,12 @@ func WriteText(w io.Writer, r *Report) error {
 		fmt.Fprintf(tw, "%s\t\n", barrierSummary(mr.Barriers))
 	}
 	tw.Flush()
-	p.f("\n(speedup: simulated apply time of 1 worker / N workers; cost model %.2f per transaction + %.2f per row, commit order preserved=%v)\n",
-		r.CostModel.PerTxn, r.CostModel.PerRow, r.CostModel.PreserveOrder)
+	capacity := "unlimited"
+	if r.CostModel.Capacity > 0 {
+		capacity = fmt.Sprintf("%.1f transactions at once", r.CostModel.Capacity)
+	}
+	p.f("\n(speedup: simulated apply time of 1 worker / N workers; cost model %.2f per transaction + %.2f per row, commit order preserved=%v, target capacity %s)\n",
+		r.CostModel.PerTxn, r.CostModel.PerRow, r.CostModel.PreserveOrder, capacity)
 	if len(r.HotKeys) > 0 {
 		p.f("\nhot rows (writeset conflicts):\n")
 		for _, h := range r.HotKeys {

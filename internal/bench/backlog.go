@@ -8,8 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"time"
+
+	"github.com/paraply/paraply/internal/analyze"
 )
 
 // buildBacklog restores the source to the initial load and runs the
@@ -90,7 +94,10 @@ func (c *cluster) predict(ctx context.Context, b *Backlog, files []string) error
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RunTimeout)
 	defer cancel()
-	args := append([]string{"analyze", "--json", "--schema", c.target.URL()}, files...)
+	// The target shares this machine's cores: predict with the analyzer's
+	// calibrated capacity for them.
+	capacity := strconv.FormatFloat(analyze.DefaultCapacity(runtime.NumCPU()), 'f', 1, 64)
+	args := append([]string{"analyze", "--json", "--capacity", capacity, "--schema", c.target.URL()}, files...)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, c.cfg.Paraply, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
