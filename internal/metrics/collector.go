@@ -35,6 +35,7 @@ var Metrics = []metric{
 	{"paraply_source_reconnects_total", "Reconnections to the source.", nil},
 	{"paraply_source_last_event_age_seconds", "Seconds since the source sent anything (heartbeats included).", nil},
 	{"paraply_received_transactions_total", "Transactions received from the source.", nil},
+	{"paraply_received_events_total", "Binlog events received from the source, heartbeats included.", nil},
 	{"paraply_received_bytes_total", "Bytes of transactions received from the source.", nil},
 	{"paraply_relay_log_bytes", "Bytes in the relay log.", nil},
 	{"paraply_relay_log_segments", "Segment files in the relay log.", nil},
@@ -98,6 +99,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		g("paraply_source_last_event_age_seconds", now.Sub(st.Receiver.LastEvent).Seconds())
 	}
 	n("paraply_received_transactions_total", float64(st.Receiver.Transactions))
+	n("paraply_received_events_total", float64(st.Receiver.Events))
 	n("paraply_received_bytes_total", float64(st.Receiver.Bytes))
 	g("paraply_relay_log_bytes", float64(st.Relay.Bytes))
 	g("paraply_relay_log_segments", float64(st.Relay.Segments))

@@ -40,6 +40,7 @@ type Status struct {
 	Connected     bool
 	Reconnects    int64
 	Transactions  int64
+	Events        int64 // events received, heartbeats included
 	Bytes         int64
 	LastEvent     time.Time // last event of any kind, heartbeats included
 	LastTxn       time.Time // last transaction received
@@ -214,6 +215,7 @@ func (r *Receiver) relayTxn(ctx context.Context, rt *binlog.RawTxn, pos mysql.GT
 func (r *Receiver) touch() {
 	r.mu.Lock()
 	r.status.LastEvent = time.Now()
+	r.status.Events++
 	r.mu.Unlock()
 }
 
