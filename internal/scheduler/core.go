@@ -164,40 +164,20 @@ func (c *core) head() uint64 {
 // only if that transaction is the head. It returns nil when nothing is
 // ready.
 func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *applier.Work {
-	var first *entry
-	for c.ready.Len() > 0 {
-		s := c.ready[0]
-		if e := c.entries[s]; e != nil && !e.dispatched {
-			if onlyHead && s != c.head() {
-				return nil
-			}
-			heap.Pop(&c.ready)
-			first = e
-			break
-		}
-		heap.Pop(&c.ready)
-	}
-	if first == nil {
+	s := c.lowestReady()
+	if s == 0 || onlyHead && s != c.head() {
 		return nil
 	}
-	c.nReady--
-	first.dispatched = true
-	w := &applier.Work{Txns: []*applier.Txn{first.item}}
-	if first.item.DDL != nil {
+	w, bytes := c.start(s)
+	if w.Txns[0].DDL != nil {
 		return w
 	}
-	lo, bytes := first.item.Seq, first.item.Bytes
-	for s := lo + 1; len(w.Txns) < maxTxns && bytes < maxBytes; s++ {
-		e := c.entries[s]
-		if e == nil || e.dispatched || e.item.DDL != nil || !c.satisfiedWithin(e, lo, s-1) {
+	for n := s + 1; len(w.Txns) < maxTxns && bytes < maxBytes; n++ {
+		e := c.entries[n]
+		if e == nil || e.dispatched || e.item.DDL != nil || !c.satisfiedWithin(e, s, n-1) {
 			break
 		}
-		if e.missing == 0 {
-			c.nReady-- // its heap entry is skipped when popped
-		}
-		e.dispatched = true
-		w.Txns = append(w.Txns, e.item)
-		bytes += e.item.Bytes
+		bytes += c.take(w, e)
 	}
 	return w
 }
@@ -208,39 +188,43 @@ func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *applier.Work {
 // work. The transactions need not be consecutive; the worker applies them
 // in stream order, so dependencies inside the work are kept.
 func (c *core) nextUnordered(maxTxns, maxBytes, scan int) *applier.Work {
-	var first *entry
-	for c.ready.Len() > 0 {
-		s := heap.Pop(&c.ready).(uint64)
-		if e := c.entries[s]; e != nil && !e.dispatched {
-			first = e
-			break
-		}
-	}
-	if first == nil {
+	s := c.lowestReady()
+	if s == 0 {
 		return nil
 	}
-	c.nReady--
-	first.dispatched = true
-	w := &applier.Work{Txns: []*applier.Txn{first.item}}
-	if first.item.DDL != nil {
+	w, bytes := c.start(s)
+	if w.Txns[0].DDL != nil {
 		return w
 	}
-	in := map[uint64]bool{first.item.Seq: true}
-	bytes := first.item.Bytes
-	for s := first.item.Seq + 1; s <= first.item.Seq+uint64(scan) && len(w.Txns) < maxTxns && bytes < maxBytes; s++ {
-		e := c.entries[s]
+	in := map[uint64]bool{s: true}
+	for n := s + 1; n <= s+uint64(scan) && len(w.Txns) < maxTxns && bytes < maxBytes; n++ {
+		e := c.entries[n]
 		if e == nil || e.dispatched || e.item.DDL != nil || !c.satisfiedBy(e, in) {
 			continue
 		}
-		if e.missing == 0 {
-			c.nReady-- // its heap entry is skipped when popped
-		}
-		e.dispatched = true
-		in[s] = true
-		w.Txns = append(w.Txns, e.item)
-		bytes += e.item.Bytes
+		in[n] = true
+		bytes += c.take(w, e)
 	}
 	return w
+}
+
+// start begins work with the ready transaction s and returns its size.
+func (c *core) start(s uint64) (*applier.Work, int) {
+	heap.Pop(&c.ready) // s is on top: lowestReady cleaned the heap down to it
+	c.nReady--
+	e := c.entries[s]
+	e.dispatched = true
+	return &applier.Work{Txns: []*applier.Txn{e.item}}, e.item.Bytes
+}
+
+// take adds e to w and returns its size.
+func (c *core) take(w *applier.Work, e *entry) int {
+	if e.missing == 0 {
+		c.nReady-- // its heap entry is skipped when popped
+	}
+	e.dispatched = true
+	w.Txns = append(w.Txns, e.item)
+	return e.item.Bytes
 }
 
 // satisfiedBy reports whether e waits only for committed transactions or
