@@ -5,7 +5,7 @@
 GO ?= go
 BIN := bin/paraply
 
-.PHONY: all build demo test deps vet fmt clean
+.PHONY: all build demo test deps vet fmt clean soak
 
 all: build
 
@@ -49,3 +49,21 @@ bench: deps build
 bench-quick: deps build
 	$(GO) build -o bin/bench-replication ./bench/replication
 	bin/bench-replication -quick -paraply $(BIN) $(BENCH_FLAGS)
+
+# make soak   the fault soak of the README's Reliability section: under a
+#             counter workload and sysbench, SOAK_FAULTS faults (default 240)
+#             at random (SIGKILL of paraply, kills and restarts of both
+#             servers, connections cut, stalled and slowed by a proxy, a full
+#             relay log), stopping early after SOAK_DURATION; then a final
+#             catch-up, verify and exact counters. Prints the table and
+#             writes it to bin/soak.md. `make test` runs the same test with
+#             24 shorter faults. SOAK_SEED repeats a run's order of faults.
+SOAK_FAULTS ?= 240
+SOAK_DURATION ?= 40m
+SOAK_SCALE ?= 1
+SOAK_SEED ?=
+soak: deps
+	@mkdir -p bin
+	PARAPLY_SOAK_FAULTS=$(SOAK_FAULTS) PARAPLY_SOAK_DURATION=$(SOAK_DURATION) PARAPLY_SOAK_SCALE=$(SOAK_SCALE) \
+	PARAPLY_SOAK_SEED=$(SOAK_SEED) PARAPLY_SOAK_TABLE=$(CURDIR)/bin/soak.md \
+		$(GO) test -count=1 -v -timeout 90m -run '^TestFaultSoak$$' ./cmd/paraply

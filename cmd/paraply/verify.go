@@ -23,6 +23,7 @@ func verifyCmd() *cobra.Command {
 		tables                     []string
 		opts                       verify.Options
 		asJSON                     bool
+		sourceTLS, targetTLS       tlsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "verify --source DSN --target DSN [--tables db.t,...] [--schemas db,...]",
@@ -37,7 +38,8 @@ information_schema, performance_schema, sys and paraply. A table missing on
 either side, or with different columns, is a difference.
 
 Passwords come from PARAPLY_SOURCE_PASSWORD and PARAPLY_TARGET_PASSWORD or
-from --source-password-file and --target-password-file.
+from --source-password-file and --target-password-file. The TLS flags are
+those of replicate.
 
 The exit status is 0 when the target equals the source, 1 otherwise.`,
 		Args: cobra.NoArgs,
@@ -53,11 +55,11 @@ The exit status is 0 when the target equals the source, 1 otherwise.`,
 			defer stop()
 			var err error
 			var src, tgt *sql.DB
-			if src, opts.SourceName, err = openEndpoint(ctx, sourceURL, "PARAPLY_SOURCE_PASSWORD", sourcePWFile, opts.Parallel); err != nil {
+			if src, opts.SourceName, err = openEndpoint(ctx, sourceURL, "PARAPLY_SOURCE_PASSWORD", sourcePWFile, &sourceTLS, opts.Parallel); err != nil {
 				return err
 			}
 			defer src.Close()
-			if tgt, opts.TargetName, err = openEndpoint(ctx, targetURL, "PARAPLY_TARGET_PASSWORD", targetPWFile, opts.Parallel); err != nil {
+			if tgt, opts.TargetName, err = openEndpoint(ctx, targetURL, "PARAPLY_TARGET_PASSWORD", targetPWFile, &targetTLS, opts.Parallel); err != nil {
 				return err
 			}
 			defer tgt.Close()
@@ -89,6 +91,8 @@ The exit status is 0 when the target equals the source, 1 otherwise.`,
 	f.StringVar(&targetURL, "target", "", "target server: mysql://USER@HOST:PORT")
 	f.StringVar(&sourcePWFile, "source-password-file", "", "file holding the source's password (else PARAPLY_SOURCE_PASSWORD)")
 	f.StringVar(&targetPWFile, "target-password-file", "", "file holding the target's password (else PARAPLY_TARGET_PASSWORD)")
+	sourceTLS.add(f, "source")
+	targetTLS.add(f, "target")
 	f.StringArrayVar(&tables, "tables", nil, "compare only these tables: db.t,... (quote a part with backticks if it holds a dot or comma)")
 	f.StringSliceVar(&opts.Schemas, "schemas", nil, "compare only the tables of these schemas: db,...")
 	f.IntVar(&opts.ChunkSize, "chunk-size", verify.DefaultChunkSize, "source rows per chunk")
@@ -101,9 +105,10 @@ The exit status is 0 when the target equals the source, 1 otherwise.`,
 	return cmd
 }
 
-// openEndpoint parses url, resolves its password and returns a checked
-// connection pool, with the endpoint's redacted name for the report.
-func openEndpoint(ctx context.Context, url, passwordEnv, passwordFile string, parallel int) (*sql.DB, string, error) {
+// openEndpoint parses url, resolves its password and TLS settings and
+// returns a checked connection pool, with the endpoint's redacted name for
+// the report.
+func openEndpoint(ctx context.Context, url, passwordEnv, passwordFile string, tf *tlsFlags, parallel int) (*sql.DB, string, error) {
 	ep, err := config.ParseEndpoint(url)
 	if err != nil {
 		return nil, "", err
@@ -111,7 +116,11 @@ func openEndpoint(ctx context.Context, url, passwordEnv, passwordFile string, pa
 	if ep, err = ep.ResolvePassword(passwordEnv, passwordFile); err != nil {
 		return nil, "", err
 	}
-	db, err := sql.Open("mysql", ep.DriverDSN(""))
+	tlsConfig, err := tf.config(ep.Host)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", ep, err)
+	}
+	db, err := ep.WithTLS(tlsConfig).Open(nil)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", ep, err)
 	}

@@ -70,7 +70,10 @@ const (
 
 // classify sorts an error from executing or committing on the target.
 func classify(err error) class {
-	if errors.Is(err, ErrAborted) {
+	if errors.Is(err, ErrAborted) || errors.Is(err, errNotHead) {
+		// errNotHead: run again at the commit turn, where a data error
+		// is real (worker.apply); without this it stopped replication
+		// at once, with the bare driver error.
 		return retry
 	}
 	var me *mysql.MySQLError

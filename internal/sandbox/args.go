@@ -99,6 +99,9 @@ func serverArgs(o Options, l layout, port int, asRoot bool) []string {
 	} else {
 		args = append(args, "--skip-log-bin")
 	}
+	if o.TLS != nil {
+		args = append(args, "--ssl-ca="+o.TLS.CA, "--ssl-cert="+o.TLS.Cert, "--ssl-key="+o.TLS.Key)
+	}
 	if o.Durable {
 		args = append(args,
 			"--innodb-flush-log-at-trx-commit=1",

@@ -49,6 +49,12 @@ type Options struct {
 	// "--gtid-strict-mode=OFF".
 	ExtraArgs []string
 
+	// TLS, if set, makes the server offer TLS with these files (mariadbd
+	// --ssl-ca, --ssl-cert, --ssl-key). Clients may still connect in clear
+	// text unless their account says REQUIRE SSL or REQUIRE X509; the
+	// package's own connections (root) do.
+	TLS *TLSFiles
+
 	// Port is the TCP port on 127.0.0.1. 0 picks a free port (and retries
 	// with another one if mariadbd then cannot bind it).
 	Port int
@@ -56,6 +62,14 @@ type Options struct {
 	// Logger receives a few lifecycle messages (started, stopped). Default:
 	// discard.
 	Logger *slog.Logger
+}
+
+// TLSFiles are the PEM files of a server's TLS setup. FLUSH SSL makes a
+// running server read them again.
+type TLSFiles struct {
+	CA   string // certificates of the CAs whose client certificates the server accepts
+	Cert string // the server's certificate
+	Key  string // its private key
 }
 
 const (
@@ -88,6 +102,10 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	o.ExtraArgs = append([]string(nil), o.ExtraArgs...) // the caller may reuse its slice
+	if o.TLS != nil {
+		files := *o.TLS
+		o.TLS = &files
+	}
 	return o
 }
 
@@ -101,6 +119,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("sandbox %s: BufferPoolMB %d out of range 1..%d", o.Name, o.BufferPoolMB, maxBufferPoolMB)
 	case o.Port < 0 || o.Port > 65535:
 		return fmt.Errorf("sandbox %s: Port %d out of range", o.Name, o.Port)
+	case o.TLS != nil && (o.TLS.CA == "" || o.TLS.Cert == "" || o.TLS.Key == ""):
+		return fmt.Errorf("sandbox %s: TLS needs a CA, a certificate and a key", o.Name)
 	case len(socketPathFor(o.BaseDir, o.Name)) > maxSocketPath:
 		return fmt.Errorf("sandbox %s: BaseDir %q is too long for a unix socket path (max %d bytes)", o.Name, o.BaseDir, maxSocketPath)
 	}
