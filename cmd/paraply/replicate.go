@@ -113,6 +113,7 @@ certificate against --*-tls-ca (else the system's roots) and the host name;
 	f.IntVar(&cfg.History, "history-size", 0, "writeset history size in keys (default 25000)")
 	f.IntVar(&cfg.Window, "window", cfg.Window, "look-ahead: transactions admitted and not yet committed, at most")
 	f.DurationVar(&cfg.Heartbeat, "heartbeat", cfg.Heartbeat, "source heartbeat period (a silent stream is reconnected after 3)")
+	f.DurationVar(&cfg.ConnectWait, "connect-wait", cfg.ConnectWait, "how long to wait at start for a source or target that does not answer")
 	f.StringVar(&configFile, "config", "", "file of flag settings, one 'name = value' per line (command-line flags win)")
 	f.StringVar(&logLevel, "log-level", "info", "debug|info|warn|error")
 	f.StringVar(&httpAddr, "http", "127.0.0.1:9104", "serve /metrics, /status.json and a status page here (\"\" = off)")

@@ -139,7 +139,7 @@ func (a *accumulator) ddl(cat *schema.Catalog, t *binlog.Txn) {
 			continue
 		}
 		if _, err := cat.ApplyDDL(st.Schema, st.Query); err != nil && len(a.ddlWarnings) < 100 {
-			a.ddlWarnings = append(a.ddlWarnings, fmt.Sprintf("%s: %v", t.ID(), err))
+			a.ddlWarnings = append(a.ddlWarnings, binlog.RedactSecrets(fmt.Sprintf("%s: %v", t.ID(), err)))
 		}
 	}
 }

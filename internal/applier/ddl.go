@@ -49,7 +49,9 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 			}
 			t.DDL.Rerun = true
 		}
-		if err := w.p.store.BeginDDL(ctx, marker, st.Schema, st.Query, t.DDL.Objects); err != nil {
+		// The bracket row only informs whoever reads paraply.ddl: a
+		// statement such as CREATE USER carries a password in clear.
+		if err := w.p.store.BeginDDL(ctx, marker, st.Schema, binlog.RedactSecrets(st.Query), t.DDL.Objects); err != nil {
 			return err
 		}
 		if st.Schema != "" {
@@ -64,7 +66,7 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 		if _, err := conn.ExecContext(ctx, st.Query); err != nil {
 			if !(t.DDL.Rerun && alreadyDone(err)) {
 				if classify(err) == fatal {
-					return &ConflictError{GTID: t.GTID, What: "DDL failed on the target: " + abbreviate(st.Query), Err: err}
+					return &ConflictError{GTID: t.GTID, What: "DDL failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
 				}
 				return err
 			}
@@ -100,6 +102,13 @@ func (w *worker) retrying(ctx context.Context, fn func() error) error {
 		backoff = min(2*backoff, w.p.cfg.MaxBackoff)
 	}
 }
+
+// redacted hides secrets an error message may quote from a statement (a
+// syntax error quotes the text near it).
+type redacted struct{ err error }
+
+func (r redacted) Error() string { return binlog.RedactSecrets(r.err.Error()) }
+func (r redacted) Unwrap() error { return r.err }
 
 // ddlStatements are the statements of a DDL transaction to run.
 func ddlStatements(all []binlog.Statement) []binlog.Statement {

@@ -48,6 +48,9 @@ type Config struct {
 	Window int
 	// Heartbeat is the source heartbeat period.
 	Heartbeat time.Duration
+	// ConnectWait is how long to wait at start for a source or target that
+	// does not answer (once running, paraply waits for them for ever).
+	ConnectWait time.Duration
 	Logger    *slog.Logger
 	// Observer, if set, is told what the workers do (metrics).
 	Observer applier.Observer
@@ -66,6 +69,7 @@ func Default() Config {
 		BatchTxns:     64,
 		Window:        4096,
 		Heartbeat:     time.Second,
+		ConnectWait:   30 * time.Second,
 	}
 }
 

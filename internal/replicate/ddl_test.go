@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/checkpoint"
@@ -78,4 +79,34 @@ func TestDDLCrashRecovery(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWaitsForServersAtStart: a target that is down when replication
+// starts is waited for (within ConnectWait), not a reason to exit.
+func TestWaitsForServersAtStart(t *testing.T) {
+	ctx := context.Background()
+	p := newPair(t)
+	c := p.config(t, deptrack.WritesetMode, 2)
+	c.StartGTID = p.position(t)
+	if err := p.src.Exec(ctx, "CREATE DATABASE w", "CREATE TABLE w.t (id INT PRIMARY KEY)", "INSERT INTO w.t VALUES (1), (2)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.tgt.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, c) }()
+	time.Sleep(1500 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("replicate gave up while the target was down: %v", err)
+	default:
+	}
+	if err := p.tgt.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("replicate: %v", err)
+	}
+	p.equal(t)
 }

@@ -86,6 +86,28 @@ func (r *Replica) Run(ctx context.Context) error {
 	return err
 }
 
+// untilReachable runs fn until it succeeds, fails with an error that
+// waiting does not cure, ctx ends, or ConnectWait has passed: a server that
+// is restarting when paraply starts is waited for, as it is once running,
+// while a wrong address still fails soon.
+func (r *Replica) untilReachable(ctx context.Context, role, addr string, fn func() error) error {
+	backoff := 200 * time.Millisecond
+	deadline := time.Now().Add(r.cfg.ConnectWait)
+	for {
+		err := fn()
+		if err == nil || !applier.Retryable(err) || ctx.Err() != nil || time.Now().Add(backoff).After(deadline) {
+			return err
+		}
+		r.log.Warn("waiting for the "+role+" to answer", role, addr, "retry_in", backoff, "err", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+}
+
 // run is one pass of the pipeline, from opening the connections to the
 // first error.
 func (r *Replica) run(ctx context.Context) error {
@@ -94,8 +116,11 @@ func (r *Replica) run(ctx context.Context) error {
 		return err
 	}
 	defer srcDB.Close()
-	info, err := source.Inspect(ctx, srcDB)
-	if err != nil {
+	var info source.Info
+	if err := r.untilReachable(ctx, "source", r.cfg.Source.String(), func() (err error) {
+		info, err = source.Inspect(ctx, srcDB)
+		return err
+	}); err != nil {
 		return fmt.Errorf("source %s: %w", r.cfg.Source, err)
 	}
 	r.mu.Lock()
@@ -112,8 +137,11 @@ func (r *Replica) run(ctx context.Context) error {
 	// as of the position being applied (the source's may have changed
 	// since), and its constraints are the ones the workers must not
 	// violate. DDL in the stream is followed from there.
-	cat, err := schema.Load(ctx, tgtDB)
-	if err != nil {
+	var cat *schema.Catalog
+	if err := r.untilReachable(ctx, "target", r.cfg.Target.String(), func() (err error) {
+		cat, err = schema.Load(ctx, tgtDB)
+		return err
+	}); err != nil {
 		return fmt.Errorf("reading the schema from the target %s: %w", r.cfg.Target, err)
 	}
 	if r.info.Flavor == binlog.FlavorMySQL {
