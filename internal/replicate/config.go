@@ -51,7 +51,7 @@ type Config struct {
 	// ConnectWait is how long to wait at start for a source or target that
 	// does not answer (once running, paraply waits for them for ever).
 	ConnectWait time.Duration
-	Logger    *slog.Logger
+	Logger      *slog.Logger
 	// Observer, if set, is told what the workers do (metrics).
 	Observer applier.Observer
 }
