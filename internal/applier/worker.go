@@ -29,6 +29,12 @@ type Config struct {
 	Logger     *slog.Logger
 	// Observer, if set, is told what workers do (metrics).
 	Observer Observer
+	// NoCompact turns off compaction: without it a worker merges the
+	// changes of each row of a work into one and groups the changes of
+	// many rows into one statement, on tables where that is provably
+	// equivalent (see sqlgen.Table.Compactable, which assumes that the
+	// target has no triggers on replicated tables).
+	NoCompact bool
 }
 
 // Observer receives the workers' events. Methods are called from worker
@@ -209,35 +215,22 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 		}
 		tm.Turn = time.Since(t0)
 	}
-	if err := w.build(work); err != nil {
-		return tm, err
-	}
-	t0 := time.Now()
-	affected, err := execMulti(ctx, conn, w.batch.SQL(), w.batch.Args())
-	tm.Exec = time.Since(t0)
-	if err != nil {
-		w.rollback(conn)
-		if isLockWait(err) && work.First() == w.p.seq.Prefix()+1 && w.p.cfg.PreserveOrder {
-			// This transaction is next to commit, so what holds its locks
-			// is a later transaction waiting for its turn.
-			if n := w.p.seq.AbortWaiters(); n > 0 {
-				w.log.Info("lock wait at the head of the commit order: later transactions retry", "gtid", work.Txns[0].GTID, "aborted", n)
-			}
+	for compact := !w.p.cfg.NoCompact; ; compact = false {
+		d, err := w.execute(ctx, conn, work, compact, turnFirst)
+		tm.Exec += d
+		if err == nil {
+			break
 		}
-		if classify(err) == fatal {
-			if w.early(work, turnFirst) {
-				return tm, fmt.Errorf("%w: %v", errNotHead, err)
-			}
-			return tm, w.conflict(work, err)
+		if !errors.Is(err, errCompacted) {
+			return tm, err
 		}
-		return tm, err
-	}
-	if err := w.check(work, affected); err != nil {
-		w.rollback(conn)
-		if w.early(work, turnFirst) {
-			return tm, fmt.Errorf("%w: %v", errNotHead, err)
+		// Compacted statements name a range of transactions: run the
+		// work again statement by statement to find the one, or to
+		// succeed if the target changed meanwhile.
+		w.log.Info("applying the work again without compaction", "gtid", work.Txns[0].GTID, "transactions", len(work.Txns), "err", err)
+		if conn, err = w.session(ctx); err != nil {
+			return tm, err
 		}
-		return tm, err
 	}
 	if w.p.cfg.PreserveOrder && !turnFirst {
 		t0 := time.Now()
@@ -247,7 +240,7 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 		}
 		tm.Turn = time.Since(t0)
 	}
-	t0 = time.Now()
+	t0 := time.Now()
 	_, err = conn.ExecContext(ctx, "COMMIT")
 	tm.Commit = time.Since(t0)
 	if err != nil {
@@ -265,15 +258,69 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 	return tm, nil
 }
 
+// errCompacted is a data error met by compacted statements (see
+// Config.NoCompact), which name the range of transactions they merge:
+// attempt runs the work again without compaction to name the one.
+var errCompacted = errors.New("data error in compacted statements")
+
+// execute builds work's statements, runs them and checks what they
+// affected. On success the target transaction stays open; on error it is
+// rolled back.
+func (w *worker) execute(ctx context.Context, conn *sql.Conn, work *Work, compact, turnFirst bool) (time.Duration, error) {
+	if err := w.build(work, compact); err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	affected, err := execMulti(ctx, conn, w.batch.SQL(), w.batch.Args())
+	d := time.Since(t0)
+	if err != nil {
+		w.rollback(conn)
+		if isLockWait(err) && work.First() == w.p.seq.Prefix()+1 && w.p.cfg.PreserveOrder {
+			// This transaction is next to commit, so what holds its locks
+			// is a later transaction waiting for its turn.
+			if n := w.p.seq.AbortWaiters(); n > 0 {
+				w.log.Info("lock wait at the head of the commit order: later transactions retry", "gtid", work.Txns[0].GTID, "aborted", n)
+			}
+		}
+		switch {
+		case classify(err) != fatal:
+			return d, err
+		case w.early(work, turnFirst):
+			return d, fmt.Errorf("%w: %v", errNotHead, err)
+		case compact:
+			return d, fmt.Errorf("%w: %v", errCompacted, err)
+		}
+		return d, w.conflict(work, err)
+	}
+	if err := w.check(work, affected); err != nil {
+		w.rollback(conn)
+		var ce *ConflictError
+		switch {
+		case w.early(work, turnFirst):
+			return d, fmt.Errorf("%w: %v", errNotHead, err)
+		case compact && errors.As(err, &ce):
+			// Not yet a conflict, and not of ce.GTID: of a range.
+			return d, fmt.Errorf("%w: %s %s: %s", errCompacted, ce.Table, ce.Key, ce.What)
+		case compact:
+			return d, fmt.Errorf("%w: %v", errCompacted, err)
+		}
+		return d, err
+	}
+	return d, nil
+}
+
 // early reports whether work ran before everything ahead of it committed
 // (see errNotHead).
 func (w *worker) early(work *Work, afterTurn bool) bool {
 	return w.p.cfg.PreserveOrder && !afterTurn && work.First() != w.p.seq.Prefix()+1
 }
 
-// build fills the worker's batch with work's statements.
-func (w *worker) build(work *Work) error {
+// build fills the worker's batch with work's statements, compacted if
+// compact is set (see sqlgen.Batch.Compact: the work is one target
+// transaction, so the order of its statements is invisible to others).
+func (w *worker) build(work *Work, compact bool) error {
 	b := &w.batch
+	b.Compact = compact
 	b.Reset()
 	b.Raw("START TRANSACTION")
 	for i, t := range work.Txns {

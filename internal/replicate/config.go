@@ -42,6 +42,9 @@ type Config struct {
 	BatchTxns int
 	// BatchDelay is how long a transaction may wait for a batch to fill.
 	BatchDelay time.Duration
+	// NoCompact turns off row compaction in target transactions (see
+	// applier.Config.NoCompact).
+	NoCompact bool
 	// History is the writeset history size (0 = default).
 	History int
 	// Window bounds the look-ahead (transactions admitted, not committed).

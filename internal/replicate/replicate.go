@@ -202,7 +202,7 @@ func (r *Replica) run(ctx context.Context) error {
 	r.mu.Lock()
 	r.prep = prep
 	r.mu.Unlock()
-	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder,
+	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
 		Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
 	coord := scheduler.NewCoordinator(scheduler.Config{
 		Window: r.cfg.Window, BatchTxns: r.cfg.BatchTxns, BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),

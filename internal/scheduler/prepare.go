@@ -224,7 +224,7 @@ func (p *Preparer) table(r *binlog.Rows) (*sqlgen.Table, error) {
 	if t, ok := p.tables[k]; ok {
 		return t, nil
 	}
-	t, err := sqlgen.NewTable(def, r.Table)
+	t, err := sqlgen.NewTableIn(p.Catalog, def, r.Table)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,8 @@ const DefaultMaxStatement = 1 << 20
 // say when it does not.
 type Expect struct {
 	// Rows is the expected count; -1 for statements added with Raw,
-	// which are not checked.
+	// which are not checked. For a statement of a compacting Batch it
+	// counts rows, not row changes: the net change of each row.
 	Rows  int64
 	Op    binlog.Op
 	Table schema.TableName
@@ -28,7 +29,10 @@ type Expect struct {
 	Key string
 	// Txn is the caller's index of the source transaction of the first
 	// row; LastTxn that of the last row, which differs only when INSERTs
-	// of several transactions were merged. Both are -1 for Raw.
+	// of several transactions were merged, or when a compacting Batch
+	// merged or grouped changes of several transactions: then the
+	// statement applies changes of transactions Txn to LastTxn (and
+	// maybe not of all of them). Both are -1 for Raw.
 	Txn, LastTxn int
 }
 
@@ -46,6 +50,16 @@ type Batch struct {
 	// arguments); 0 means DefaultMaxStatement. A single row larger than
 	// the cap still makes one statement.
 	MaxStatement int
+	// Compact turns on compaction (see the package doc): the row changes
+	// of Compactable tables are collected, each row's changes are merged
+	// into one net change, and the net changes are written grouped, a
+	// few statements per table. The statements of a Batch are meant to
+	// run as one transaction, in which their order is invisible to other
+	// sessions. Set it before the first Add; Reset keeps it.
+	Compact bool
+	// MaxGroupRows caps the rows of one grouped statement of a compacting
+	// Batch; 0 means DefaultMaxGroupRows.
+	MaxGroupRows int
 
 	buf      []byte
 	args     []any
@@ -59,14 +73,38 @@ type Batch struct {
 	// rows with the same column bitmap may join; nil otherwise.
 	ins      *Table
 	insAfter []byte
+
+	// seg holds the changes collected by a compacting Batch, not yet
+	// written (see flush).
+	seg segment
 }
 
 // Add appends the statements for every row change of r, a rows event on
 // table t; txn is recorded in their Expects. On error the batch is left as
-// it was before the call.
+// it was before the call, or, when compacting, with the changes collected
+// so far written out.
+//
+// A compacting Batch collects the changes of r if t is Compactable and r
+// carries whole row images, to write them later (see the package doc).
+// Otherwise it writes r's statements as without compaction, right away,
+// after writing what it collected of the same table, if anything: a
+// statement on another table, which commutes with the collected changes,
+// does not stop compaction.
 func (b *Batch) Add(t *Table, r *binlog.Rows, txn int) error {
 	if r.Table == nil || !t.Matches(r.Table) {
 		return fmt.Errorf("sqlgen: %s: %w: the table map differs from the one the Table was built from", t.Name, ErrMismatch)
+	}
+	if b.Compact {
+		ok, err := b.addCompact(t, r, txn)
+		if err != nil {
+			return fmt.Errorf("sqlgen: %s: %w", t.Name, err)
+		}
+		if ok {
+			return nil
+		}
+		if b.seg.holds(t.Name) {
+			b.flush()
+		}
 	}
 	m := b.mark()
 	var err error
@@ -90,8 +128,9 @@ func (b *Batch) Add(t *Table, r *binlog.Rows, txn int) error {
 // Raw appends a statement whose affected-row count is not checked, such
 // as SET foreign_key_checks=0 or the checkpoint insert. args must be of the
 // types the driver interpolates (nil, int64, uint64, float64, bool, string,
-// []byte, time.Time).
+// []byte, time.Time). No row change moves across it.
 func (b *Batch) Raw(sql string, args ...any) {
+	b.flush()
 	b.begin(Expect{Rows: -1, Txn: -1, LastTxn: -1})
 	b.buf = append(b.buf, sql...)
 	for _, a := range args {
@@ -99,17 +138,26 @@ func (b *Batch) Raw(sql string, args ...any) {
 	}
 }
 
-// SQL returns the statements, separated by semicolons.
-func (b *Batch) SQL() string { return string(b.buf) }
+// SQL returns the statements, separated by semicolons. It, and the other
+// methods that look at the statements, first write the changes that a
+// compacting Batch collected.
+func (b *Batch) SQL() string {
+	b.flush()
+	return string(b.buf)
+}
 
 // Args returns the values of the placeholders of SQL, in order. The slice
 // is the batch's own: it changes with the next Add, Raw or Reset.
-func (b *Batch) Args() []any { return b.args }
+func (b *Batch) Args() []any {
+	b.flush()
+	return b.args
+}
 
 // NamedValues appends the arguments to dst as driver.NamedValues (ordinals
 // from 1), for driver.ExecerContext.ExecContext under sql.Conn.Raw: the
 // only way to get go-sql-driver's Result with AllRowsAffected.
 func (b *Batch) NamedValues(dst []driver.NamedValue) []driver.NamedValue {
+	b.flush()
 	for i, a := range b.args {
 		dst = append(dst, driver.NamedValue{Ordinal: i + 1, Value: a})
 	}
@@ -118,28 +166,40 @@ func (b *Batch) NamedValues(dst []driver.NamedValue) []driver.NamedValue {
 
 // Expects returns one Expect per statement, in order. The slice is the
 // batch's own.
-func (b *Batch) Expects() []Expect { return b.expects }
+func (b *Batch) Expects() []Expect {
+	b.flush()
+	return b.expects
+}
 
 // Len is the number of statements.
-func (b *Batch) Len() int { return len(b.expects) }
+func (b *Batch) Len() int {
+	b.flush()
+	return len(b.expects)
+}
 
 // Bytes estimates the size of the interpolated text: the SQL plus the
 // arguments' raw size (escaping can add up to the size of string
 // arguments). Keep it under the target's max_allowed_packet: go-sql-driver
 // refuses to interpolate a larger packet.
-func (b *Batch) Bytes() int { return len(b.buf) + b.argBytes }
+func (b *Batch) Bytes() int {
+	b.flush()
+	return len(b.buf) + b.argBytes
+}
 
-// Reset empties the batch, keeping its memory.
+// Reset empties the batch, keeping its memory and settings.
 func (b *Batch) Reset() {
 	clear(b.args) // drop references to row values
 	clear(b.expects)
-	*b = Batch{MaxStatement: b.MaxStatement, buf: b.buf[:0], args: b.args[:0], expects: b.expects[:0]}
+	b.seg.reset()
+	*b = Batch{MaxStatement: b.MaxStatement, Compact: b.Compact, MaxGroupRows: b.MaxGroupRows,
+		buf: b.buf[:0], args: b.args[:0], expects: b.expects[:0], seg: b.seg}
 }
 
 // Check compares the affected-row counts of an execution of the batch
 // (go-sql-driver's Result.AllRowsAffected) with the Expects. It returns a
 // *RowCountError for the first statement that differs.
 func (b *Batch) Check(affected []int64) error {
+	b.flush()
 	if len(affected) != len(b.expects) {
 		return fmt.Errorf("sqlgen: %d results for %d statements", len(affected), len(b.expects))
 	}

@@ -1,6 +1,7 @@
 package sqlgen
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -44,5 +45,41 @@ func BenchmarkBatch(b *testing.B) {
 			}
 		}
 		_ = batch.SQL()
+	}
+}
+
+// BenchmarkBatchCompact builds the statements of 32 sysbench oltp_write_only
+// transactions (ids of a 100000-row table) per batch, with and without
+// compaction; ns/op is per transaction.
+func BenchmarkBatchCompact(b *testing.B) {
+	sb := newSysbench(rand.New(rand.NewPCG(1, 2)), 100000)
+	def, _ := fixture("sbtest", "sbtest1", sb.cols, primary(0))
+	tab, err := NewTableIn(refs{}, def, sb.tm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const perBatch = 32
+	txns := make([][]*binlog.Rows, 64*perBatch)
+	for i := range txns {
+		txns[i] = sb.txn()
+	}
+	for _, compact := range []bool{false, true} {
+		b.Run(map[bool]string{false: "plain", true: "compact"}[compact], func(b *testing.B) {
+			batch := Batch{Compact: compact}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if i%perBatch == 0 {
+					_ = batch.SQL()
+					batch.Reset()
+				}
+				for _, r := range txns[i%len(txns)] {
+					if err := batch.Add(tab, r, i%perBatch); err != nil {
+						b.Fatal(err)
+					}
+				}
+				i++
+			}
+		})
 	}
 }

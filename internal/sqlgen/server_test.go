@@ -73,7 +73,7 @@ func TestServerRoundTrip(t *testing.T) {
 
 // applierDB opens a pool on s with the connection settings the applier
 // uses.
-func applierDB(t *testing.T, s *sandbox.Server) *sql.DB {
+func applierDB(t testing.TB, s *sandbox.Server) *sql.DB {
 	t.Helper()
 	cfg, err := mysql.ParseDSN(s.DSN(""))
 	if err != nil {

@@ -30,6 +30,9 @@ type Table struct {
 	Primary []int
 
 	quoted string // `db`.`t`
+	// compact is set when a Batch may compact and group the table's row
+	// changes (see Compactable).
+	compact bool
 	// types and meta are the table map's, to check events against.
 	types []byte
 	meta  []uint16
@@ -128,6 +131,93 @@ func NewTable(def *schema.Table, tm *replication.TableMapEvent) (*Table, error) 
 	t.key = t.locator(t.Key)
 	t.pk = t.locator(t.Primary)
 	return t, nil
+}
+
+// Catalog is the part of schema.Catalog that NewTableIn reads.
+type Catalog interface {
+	// Children lists the foreign keys whose parent is the table.
+	Children(parent schema.TableName) []schema.ChildRef
+	// UnknownTables lists the tables whose definition is uncertain.
+	UnknownTables() []schema.TableName
+}
+
+// NewTableIn is NewTable for a table of catalog cat, in which def is the
+// table's definition. Besides def it reads whether foreign keys of other
+// tables reference the table, which decides, with def, whether a Batch may
+// compact the table's row changes (see Compactable). While any table of
+// the catalog is unknown, no table is compactable: an unknown table may be
+// a child whose foreign key the catalog missed. Tables from NewTable are
+// never compactable.
+func NewTableIn(cat Catalog, def *schema.Table, tm *replication.TableMapEvent) (*Table, error) {
+	t, err := NewTable(def, tm)
+	if err != nil {
+		return nil, err
+	}
+	if def != nil && cat != nil {
+		t.compact = t.compactable(def) && len(cat.Children(t.Name)) == 0 && len(cat.UnknownTables()) == 0
+	}
+	return t, nil
+}
+
+// Compactable reports whether a Batch in compact mode may merge the
+// changes of one row into one and group the changes of many rows into one
+// statement (see Batch.Compact). It holds when the order of the table's
+// row changes cannot matter beyond each row's own: the table has a primary
+// key, no other unique key, and takes part in no foreign key, as parent or
+// child, so that changes of different rows commute; and every primary key
+// column compares exactly, byte for byte (integers, BIT, ENUM, SET, binary
+// strings, UUID, INET, temporal types, whole columns, no prefix), so that
+// two rows are the same row on the target exactly when their key values
+// are equal here. A text key is not: under its collation 'a', 'A' and 'a '
+// may be one key, so that a DELETE of 'a' and an INSERT of 'A' change one
+// row, which compaction would take for two rows and could reorder.
+//
+// It assumes that the target has no triggers on the table (compaction
+// changes which statements run, so triggers would fire differently; a
+// native MariaDB replica does not run triggers for row events either,
+// unless slave_run_triggers_for_rbr says so).
+func (t *Table) Compactable() bool { return t.compact }
+
+// compactable checks what def says for Compactable.
+func (t *Table) compactable(def *schema.Table) bool {
+	pk := def.PrimaryKey()
+	if pk == nil || t.Primary == nil || len(def.Indexes) != 1 || len(def.ForeignKeys) != 0 {
+		return false
+	}
+	for j, i := range pk.Columns {
+		if j < len(pk.Prefix) && pk.Prefix[j] != 0 {
+			return false
+		}
+		if c := &t.Columns[i]; c.Generated || !c.exactKey() {
+			return false
+		}
+	}
+	return true
+}
+
+// exactKey reports whether two values of the column are equal on the
+// server exactly when their converted values (see value) are equal here.
+func (c *Column) exactKey() bool {
+	switch c.enc {
+	case encInt, encBit, encEnum, encSet, encBytes, encPadded:
+		return true
+	case encText:
+		// Temporal values are decoded to one canonical string per value.
+		// DECIMAL, also encText, is left out: nothing here relies on its
+		// decoded text being canonical.
+		return isTemporal(c.Type)
+	}
+	return false
+}
+
+// isTemporal reports whether tp is a date or time type.
+func isTemporal(tp byte) bool {
+	switch tp {
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE, mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2,
+		mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2, mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2:
+		return true
+	}
+	return false
 }
 
 // fromSchema fills the columns and keys from def.
