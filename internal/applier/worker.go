@@ -290,9 +290,9 @@ func (w *worker) execute(ctx context.Context, conn *sql.Conn, work *Work, compac
 		case compact:
 			return d, fmt.Errorf("%w: %v", errCompacted, err)
 		}
-		return d, w.conflict(work, err)
+		return d, w.pinpoint(ctx, conn, work, err)
 	}
-	if err := w.check(work, affected); err != nil {
+	if err := check(&w.batch, work, affected); err != nil {
 		w.rollback(conn)
 		var ce *ConflictError
 		switch {
@@ -352,10 +352,10 @@ func (w *worker) build(work *Work, compact bool) error {
 	return nil
 }
 
-// check compares each statement's affected rows with what the binlog says
-// it touched.
-func (w *worker) check(work *Work, affected []int64) error {
-	exp := w.batch.Expects()
+// check compares the affected rows of each statement of b, built from
+// work, with what the binlog says it touched.
+func check(b *sqlgen.Batch, work *Work, affected []int64) error {
+	exp := b.Expects()
 	if len(affected) != len(exp) {
 		return fmt.Errorf("target answered %d results for %d statements", len(affected), len(exp))
 	}
@@ -373,19 +373,53 @@ func (w *worker) check(work *Work, affected []int64) error {
 	return nil
 }
 
-// conflict turns a fatal error from the batch into a ConflictError naming
-// the transaction (the first of the work when the statement is unknown).
+// pinpoint finds the transaction and table behind batchErr, a fatal
+// error of work's statements run as one multi-statement packet, which
+// does not say which statement failed. It runs work's row events again
+// one by one, in a target transaction that it rolls back, and returns a
+// ConflictError for the first that fails. If none fails (the target
+// changed meanwhile), the error names the work's transactions.
+func (w *worker) pinpoint(ctx context.Context, conn *sql.Conn, work *Work, batchErr error) error {
+	if _, err := conn.ExecContext(ctx, "START TRANSACTION"); err != nil {
+		return err
+	}
+	defer w.rollback(conn)
+	var b sqlgen.Batch
+	for i, t := range work.Txns {
+		for j, r := range t.Txn.Rows {
+			b.Reset()
+			if r.Flags&binlog.RowsFlagNoForeignKeyCheck != 0 {
+				b.Raw("SET foreign_key_checks = 0")
+			}
+			table := t.Tables[j].Name.String()
+			if err := b.Add(t.Tables[j], r, i); err != nil {
+				return &ConflictError{GTID: t.GTID, Table: table, What: "cannot build SQL", Err: err}
+			}
+			b.Raw("SET foreign_key_checks = 1")
+			affected, err := execMulti(ctx, conn, b.SQL(), b.Args())
+			if err != nil {
+				if classify(err) != fatal {
+					return err
+				}
+				return &ConflictError{GTID: t.GTID, Table: table, What: describe(err), Err: err}
+			}
+			if err := check(&b, work, affected); err != nil {
+				return err
+			}
+		}
+	}
+	w.log.Warn("the work failed as a whole but its row events apply one by one", "gtid", work.Txns[0].GTID, "err", batchErr)
+	return w.conflict(work, batchErr)
+}
+
+// conflict turns a fatal error of work's statements into a ConflictError
+// naming its transaction, or the range of its transactions.
 func (w *worker) conflict(work *Work, err error) error {
 	t := work.Txns[0]
-	table := ""
-	if len(t.Tables) > 0 && t.Tables[0] != nil {
-		table = t.Tables[0].Name.String()
-	}
 	if len(work.Txns) > 1 {
-		// Several transactions went in one packet: say which ones.
 		return &ConflictError{GTID: t.GTID + " .. " + work.Txns[len(work.Txns)-1].GTID, What: describe(err), Err: err}
 	}
-	return &ConflictError{GTID: t.GTID, Table: table, What: describe(err), Err: err}
+	return &ConflictError{GTID: t.GTID, What: describe(err), Err: err}
 }
 
 // committed asks the target whether work's GTIDs are recorded, after a

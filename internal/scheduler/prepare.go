@@ -165,7 +165,10 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 	deps := p.tracker.Add(txn, &p.ws)
 	p.count(deps)
 	pr := &Prepared{Txn: it, Deps: deps, Resume: e.Resume, Skip: p.Applied[gtid]}
-	if txn.StatementDML && !txn.DDL {
+	if txn.StatementDML && !txn.DDL && !pr.Skip {
+		// A transaction recorded as applied is stepped over whatever it
+		// holds: that is how an operator applies by hand what paraply
+		// cannot.
 		return nil, &applier.ConflictError{GTID: gtid, What: "statement-format DML: paraply applies row-based binlogs only (binlog_format=ROW on the source)"}
 	}
 	if txn.DDL {
