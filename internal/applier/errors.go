@@ -131,5 +131,8 @@ func describe(err error) string {
 		}
 		return fmt.Sprintf("error %d from the target", me.Number)
 	}
+	if errors.Is(err, errPacketTooLarge) {
+		return "a statement is larger than the target's max_allowed_packet (raise it on the target)"
+	}
 	return "error from the target"
 }

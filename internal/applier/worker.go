@@ -123,6 +123,8 @@ type worker struct {
 	log   *slog.Logger
 	conn  *sql.Conn
 	batch sqlgen.Batch
+	// maxPacket is the target's max_allowed_packet, read with conn.
+	maxPacket int
 }
 
 // errNotHead is a data error met by work that is not next to commit: what
@@ -271,7 +273,7 @@ func (w *worker) execute(ctx context.Context, conn *sql.Conn, work *Work, compac
 		return 0, err
 	}
 	t0 := time.Now()
-	affected, err := execMulti(ctx, conn, w.batch.SQL(), w.batch.Args())
+	affected, err := w.execBatch(ctx, conn, &w.batch)
 	d := time.Since(t0)
 	if err != nil {
 		w.rollback(conn)
@@ -396,7 +398,7 @@ func (w *worker) pinpoint(ctx context.Context, conn *sql.Conn, work *Work, batch
 				return &ConflictError{GTID: t.GTID, Table: table, What: "cannot build SQL", Err: err}
 			}
 			b.Raw("SET foreign_key_checks = 1")
-			affected, err := execMulti(ctx, conn, b.SQL(), b.Args())
+			affected, err := w.execBatch(ctx, conn, &b)
 			if err != nil {
 				if classify(err) != fatal {
 					return err
@@ -455,6 +457,10 @@ func (w *worker) session(ctx context.Context) (*sql.Conn, error) {
 	}
 	c, err := w.p.db.Conn(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.QueryRowContext(ctx, "SELECT @@max_allowed_packet").Scan(&w.maxPacket); err != nil {
+		c.Close()
 		return nil, err
 	}
 	w.conn = c

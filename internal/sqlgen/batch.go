@@ -63,6 +63,7 @@ type Batch struct {
 
 	buf      []byte
 	args     []any
+	starts   []stmtAt // where each statement starts (see Packet)
 	expects  []Expect
 	argBytes int
 
@@ -192,7 +193,7 @@ func (b *Batch) Reset() {
 	clear(b.expects)
 	b.seg.reset()
 	*b = Batch{MaxStatement: b.MaxStatement, Compact: b.Compact, MaxGroupRows: b.MaxGroupRows,
-		buf: b.buf[:0], args: b.args[:0], expects: b.expects[:0], seg: b.seg}
+		buf: b.buf[:0], args: b.args[:0], expects: b.expects[:0], starts: b.starts[:0], seg: b.seg}
 }
 
 // Check compares the affected-row counts of an execution of the batch
@@ -245,7 +246,7 @@ func (b *Batch) insert(t *Table, r *binlog.Rows, txn int) error {
 		if len(img) != len(t.Columns) {
 			return imageError(t, img)
 		}
-		argsBefore := b.argBytes
+		argsBefore, nArgs := b.argBytes, len(b.args)
 		for _, i := range shape.cols {
 			if err := b.arg(&t.Columns[i], img[i]); err != nil {
 				return err
@@ -263,7 +264,10 @@ func (b *Batch) insert(t *Table, r *binlog.Rows, txn int) error {
 		}
 		key, bm := t.keyCols(r.After), r.After
 		b.begin(Expect{Rows: 1, Op: binlog.Insert, Table: t.Name, Key: t.keyString(key, bm, img), Txn: txn, LastTxn: txn})
+		// The row's arguments, pushed above, belong to the new statement.
 		b.stmtArgs = argsBefore
+		at := &b.starts[len(b.starts)-1]
+		at.args, at.argBytes = nArgs, argsBefore
 		b.buf = append(b.buf, shape.prefix...)
 		b.buf = append(b.buf, shape.group...)
 		b.ins, b.insAfter = t, r.After
@@ -529,6 +533,7 @@ func (b *Batch) begin(e Expect) {
 	if len(b.expects) > 0 {
 		b.buf = append(b.buf, ';')
 	}
+	b.starts = append(b.starts, stmtAt{buf: len(b.buf), args: len(b.args), argBytes: b.argBytes})
 	b.expects = append(b.expects, e)
 	b.stmtStart, b.stmtArgs = len(b.buf), b.argBytes
 	b.ins, b.insAfter = nil, nil
@@ -566,7 +571,7 @@ func (b *Batch) mark() batchMark {
 
 func (b *Batch) restore(m batchMark) {
 	clear(b.args[m.args:])
-	b.buf, b.args, b.expects = b.buf[:m.buf], b.args[:m.args], b.expects[:m.expects]
+	b.buf, b.args, b.expects, b.starts = b.buf[:m.buf], b.args[:m.args], b.expects[:m.expects], b.starts[:m.expects]
 	b.argBytes, b.stmtStart, b.stmtArgs, b.ins, b.insAfter = m.argBytes, m.stmtStart, m.stmtArgs, m.ins, m.insAfter
 	if m.expects > 0 {
 		b.expects[m.expects-1] = m.last
