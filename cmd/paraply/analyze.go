@@ -78,7 +78,7 @@ stream are learned from their CREATE TABLE.`,
 	f.Float64Var(&opts.Model.PerTxn, "cost-per-txn", analyze.DefaultCostModel.PerTxn, "simulation: fixed cost of a transaction")
 	f.Float64Var(&opts.Model.PerRow, "cost-per-row", analyze.DefaultCostModel.PerRow, "simulation: cost of one row change")
 	f.BoolVar(&opts.Model.PreserveOrder, "preserve-commit-order", true, "simulation: commit in source order")
-	f.Float64Var(&opts.Model.Capacity, "capacity", 0, "simulation: transactions the target can apply at once (0: unlimited, the dependencies' bound; about 1.5 per target core fits a CPU-bound target)")
+	f.Float64Var(&opts.Model.Capacity, "capacity", 0, "simulation: transactions the target can apply at once (0: unlimited, the dependencies' bound; about 0.55 per target core fits a CPU-bound target applied with batching)")
 	f.IntVar(&opts.TopN, "top", 10, "how many hot rows and tables to list")
 	cmd.MarkFlagsMutuallyExclusive("schema", "schema-file")
 	return cmd

@@ -142,7 +142,11 @@ func speedups(st *modeState, workers []int) map[string]float64 {
 	out := map[string]float64{}
 	for i, w := range workers {
 		if m := st.sims[i].makespan(); m > 0 {
-			out[strconv.Itoa(w)] = round2(base / m)
+			s := base / m
+			if c := st.sims[i].model.Capacity; c > 0 {
+				s = min(s, max(1, c)) // a target that applies c transactions at once
+			}
+			out[strconv.Itoa(w)] = round2(s)
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"container/heap"
+	"math"
 )
 
 // CostModel prices a transaction's apply in abstract time units: PerTxn for
@@ -27,11 +28,15 @@ type CostModel struct {
 // the given number of cores.
 var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, PreserveOrder: true}
 
-// DefaultCapacity is calibrated on this project's benchmark (sysbench
-// write_only on a durable two-core MariaDB 10.11, paraply batching): about
-// one and a half transactions in flight per core before the cores, not
-// the dependencies, bound the speedup.
-func DefaultCapacity(cores int) float64 { return 1.5 * float64(cores) }
+// DefaultCapacity is calibrated on this project's benchmark
+// (bench/results/2026-11-22-durable: five sysbench workloads, backlogs
+// from 1 and 16 clients, a durable two-core MariaDB 10.11 target, paraply
+// batching 16 transactions a commit): 16 workers applied 0.79 to 1.25
+// times as fast as one (1.02 on average with writeset), because one
+// batching worker already keeps the two cores busy between the target's
+// CPU, its fsyncs and paraply's own. What more workers gain there is
+// batching, not parallel apply.
+func DefaultCapacity(cores int) float64 { return 0.55 * float64(cores) }
 
 func (c CostModel) cost(rows int) float64 { return c.PerTxn + c.PerRow*float64(rows) }
 
@@ -57,8 +62,8 @@ type simulator struct {
 }
 
 func newSimulator(workers int, model CostModel) *simulator {
-	if model.Capacity > 0 && float64(workers) > model.Capacity {
-		workers = max(1, int(model.Capacity+0.5))
+	if c := model.Capacity; c > 0 && float64(workers) > c {
+		workers = max(1, int(math.Ceil(c))) // and speedups caps the result at c
 	}
 	return &simulator{model: model, free: make(floatHeap, workers)}
 }
