@@ -21,9 +21,9 @@ func TestApplyNamesRoundTrip(t *testing.T) {
 	for name, want := range map[string]Apply{
 		"native-single":                        {Kind: Native},
 		"native-4-conservative":                {Kind: Native, Threads: 4, Mode: "conservative"},
-		"paraply-16-writeset-session":          {Kind: Paraply, Threads: 16, Mode: "writeset-session", Batch: 16},
+		"paraply-16-writeset-session":          {Kind: Paraply, Threads: 16, Mode: "writeset-session", Batch: 64},
 		"paraply-8-commit-order-nobatch":       {Kind: Paraply, Threads: 8, Mode: "commit-order", Batch: 1},
-		"paraply-4-writeset-batch64":           {Kind: Paraply, Threads: 4, Mode: "writeset", Batch: 64},
+		"paraply-4-writeset-batch16":           {Kind: Paraply, Threads: 4, Mode: "writeset", Batch: 16},
 		"paraply-4-writeset-nobatch-unordered": {Kind: Paraply, Threads: 4, Mode: "writeset", Batch: 1, Unordered: true},
 		"ceiling":                              {Kind: Ceiling, Threads: 16},
 		"ceiling-32":                           {Kind: Ceiling, Threads: 32},
@@ -176,8 +176,8 @@ func TestMarkdownAndChart(t *testing.T) {
 	md := res.Markdown()
 	for _, want := range []string{
 		"| write_only T=1 durable | 1000 | 2000 (native-16-aggressive) | 3000 (paraply-16-writeset) | 1.50x | 4000 |",
-		"| paraply 16 writeset batch=16* | 10.0 | 3000 | 3.00x | 1.50x | 0.75x | 8.00x | 6.00x | prediction off by -25% |  |  |",
-		"| paraply 16 commit-order batch=16* | failed after 10.0 |",
+		"| paraply 16 writeset batch=64* | 10.0 | 3000 | 3.00x | 1.50x | 0.75x | 8.00x | 6.00x | prediction off by -25% |  |  |",
+		"| paraply 16 commit-order batch=64* | failed after 10.0 |",
 		"The backlog could not be built",
 		"![write_only](chart-write_only.svg)",
 	} {
@@ -191,7 +191,7 @@ func TestMarkdownAndChart(t *testing.T) {
 			t.Errorf("chart %s is not well-formed XML: %v", w, err)
 		}
 	}
-	if svg := res.chart("write_only"); !strings.Contains(svg, "paraply 16 writeset batch=16: 3000 tps") {
+	if svg := res.chart("write_only"); !strings.Contains(svg, "paraply 16 writeset batch=64: 3000 tps") {
 		t.Errorf("chart lacks the paraply bar:\n%s", svg)
 	}
 }

@@ -131,7 +131,8 @@ func Quick() Config {
 	c.Workloads = []Workload{mustWorkload("write_only"), mustWorkload("hot_rows")}
 	c.Durable = []bool{true}
 	c.Applies = mustApplies("native-single,native-16-optimistic,native-16-aggressive," +
-		"paraply-1-serial,paraply-1-serial-nobatch,paraply-16-writeset,paraply-16-writeset-nobatch,ceiling")
+		"paraply-1-serial,paraply-1-serial-nobatch,paraply-8-writeset,paraply-16-writeset,paraply-16-writeset-nobatch," +
+		"paraply-8-writeset-unordered,ceiling")
 	return c
 }
 
