@@ -3,8 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,7 +36,7 @@ func takeSnapshot(ctx context.Context, s *sandbox.Server, dst string) (*snapshot
 	}
 	sn := &snapshot{dir: dst}
 	for _, part := range snapshotParts {
-		if err := copyTree(serverPart(s, part), filepath.Join(dst, part)); err != nil {
+		if err := sandbox.CopyTree(serverPart(s, part), filepath.Join(dst, part)); err != nil {
 			return nil, fmt.Errorf("snapshot of %s: %w", s.Name, err)
 		}
 	}
@@ -71,57 +69,9 @@ func (sn *snapshot) restore(ctx context.Context, s *sandbox.Server, parts ...str
 			}
 			continue
 		}
-		if err := copyTree(filepath.Join(sn.dir, part), dst); err != nil {
+		if err := sandbox.CopyTree(filepath.Join(sn.dir, part), dst); err != nil {
 			return fmt.Errorf("restoring %s of %s: %w", part, s.Name, err)
 		}
 	}
 	return s.Restart(ctx)
-}
-
-// copyTree copies the directories and regular files under src to dst,
-// which must not exist.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.Mkdir(target, 0o700)
-		case d.Type().IsRegular():
-			return copyFile(path, target)
-		default:
-			return fmt.Errorf("unexpected file type %v at %s", d.Type(), path)
-		}
-	})
-}
-
-// copyFile copies src to dst, which must not exist. io.Copy between two
-// files becomes copy_file_range, so the data stays in the kernel.
-func copyFile(src, dst string) (err error) {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	_, err = io.Copy(out, in)
-	return err
 }
