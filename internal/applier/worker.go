@@ -326,12 +326,7 @@ func (w *worker) build(work *Work, compact bool) error {
 	b.Reset()
 	b.Raw("START TRANSACTION")
 	for i, t := range work.Txns {
-		fkOff := false
-		for _, r := range t.Txn.Rows {
-			if r.Flags&binlog.RowsFlagNoForeignKeyCheck != 0 {
-				fkOff = true
-			}
-		}
+		fkOff := fkChecksOff(t)
 		if fkOff {
 			b.Raw("SET foreign_key_checks = 0")
 		}
@@ -352,6 +347,17 @@ func (w *worker) build(work *Work, compact bool) error {
 	q, args := checkpoint.AppliedSQL(work.GTIDs())
 	b.Raw(q, args...)
 	return nil
+}
+
+// fkChecksOff reports whether the source ran t with foreign_key_checks
+// off (its row events say so), as the target must then.
+func fkChecksOff(t *Txn) bool {
+	for _, r := range t.Txn.Rows {
+		if r.Flags&binlog.RowsFlagNoForeignKeyCheck != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // check compares the affected rows of each statement of b, built from
@@ -388,9 +394,10 @@ func (w *worker) pinpoint(ctx context.Context, conn *sql.Conn, work *Work, batch
 	defer w.rollback(conn)
 	var b sqlgen.Batch
 	for i, t := range work.Txns {
+		fkOff := fkChecksOff(t)
 		for j, r := range t.Txn.Rows {
 			b.Reset()
-			if r.Flags&binlog.RowsFlagNoForeignKeyCheck != 0 {
+			if fkOff {
 				b.Raw("SET foreign_key_checks = 0")
 			}
 			table := t.Tables[j].Name.String()
