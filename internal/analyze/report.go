@@ -135,7 +135,7 @@ func (a *accumulator) conflicts(ws *deptrack.Writeset, idx []int) {
 // ddl follows the transaction's DDL in the catalog.
 func (a *accumulator) ddl(cat *schema.Catalog, t *binlog.Txn) {
 	for _, st := range t.Statements {
-		if !st.DDL {
+		if st.Kind != binlog.StmtDDL {
 			continue
 		}
 		if _, err := cat.ApplyDDL(st.Schema, st.Query); err != nil && len(a.ddlWarnings) < 100 {

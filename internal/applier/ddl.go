@@ -114,7 +114,7 @@ func (r redacted) Unwrap() error { return r.err }
 func ddlStatements(all []binlog.Statement) []binlog.Statement {
 	var out []binlog.Statement
 	for _, s := range all {
-		if s.DDL {
+		if s.Kind == binlog.StmtDDL {
 			out = append(out, s)
 		}
 	}

@@ -127,7 +127,7 @@ func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
 			t.DDL = true
 		}
 	case *replication.QueryEvent:
-		d.query(t, e)
+		return d.query(t, e)
 	case *replication.RowsEvent:
 		return d.rows(t, e, be.Header.EventType)
 	case *replication.TransactionPayloadEvent:
@@ -142,6 +142,12 @@ func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
 		t.StatementDML = true
 	case *replication.GenericEvent:
 		switch be.Header.EventType {
+		case replication.XA_PREPARE_LOG_EVENT:
+			xid, err := xaPrepareXID(e.Data)
+			if err != nil {
+				return err
+			}
+			t.XA, t.XID = XAPrepare, xid
 		case replication.RAND_EVENT, replication.USER_VAR_EVENT, replication.APPEND_BLOCK_EVENT,
 			replication.DELETE_FILE_EVENT:
 			t.StatementDML = true
@@ -166,7 +172,7 @@ func (d *Decoder) mysqlGTID(t *Txn, e *replication.GTIDEvent, typ replication.Ev
 	}
 }
 
-func (d *Decoder) query(t *Txn, e *replication.QueryEvent) {
+func (d *Decoder) query(t *Txn, e *replication.QueryEvent) error {
 	q := string(e.Query)
 	if t.ThreadID == 0 {
 		t.ThreadID = e.SlaveProxyID
@@ -174,10 +180,27 @@ func (d *Decoder) query(t *Txn, e *replication.QueryEvent) {
 	switch {
 	case isKeyword(q, "BEGIN"), isKeyword(q, "COMMIT"),
 		isKeyword(q, "ROLLBACK") && !isRollbackToSavepoint(q):
-		return
+		return nil
+	}
+	switch xaVerb(q) {
+	case "START", "END", "PREPARE":
+		return nil // the bounds of the rows, like BEGIN
+	case "COMMIT", "ROLLBACK":
+		if xaOnePhase(q) {
+			return nil // ends an ordinary transaction, like COMMIT
+		}
+		xid, err := parseXID(q)
+		if err != nil {
+			return err
+		}
+		t.XA, t.XID = XACommit, xid
+		if xaVerb(q) == "ROLLBACK" {
+			t.XA = XARollback
+		}
+		return nil
 	}
 	kind := ClassifyStatement(q)
-	st := Statement{Schema: string(e.Schema), Query: q, DDL: kind == StmtDDL}
+	st := Statement{Schema: string(e.Schema), Query: q, Kind: kind, At: len(t.Rows)}
 	t.Statements = append(t.Statements, st)
 	switch kind {
 	case StmtDDL:
@@ -185,6 +208,7 @@ func (d *Decoder) query(t *Txn, e *replication.QueryEvent) {
 	case StmtDML:
 		t.StatementDML = true
 	}
+	return nil
 }
 
 func (d *Decoder) rows(t *Txn, e *replication.RowsEvent, typ replication.EventType) error {

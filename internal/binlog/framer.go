@@ -3,6 +3,7 @@ package binlog
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -28,10 +29,17 @@ func (t *RawTxn) Bytes() int {
 type framing uint8
 
 const (
-	idle      framing = iota
-	afterGTID         // a GTID event opened it: BEGIN, one statement or a payload follows
-	explicit          // BEGIN seen: ends at XID, COMMIT or ROLLBACK
-	implicit          // no GTID, no BEGIN (binlogs from before 5.6): ends with its statement
+	idle framing = iota
+	// afterGTID: a MySQL GTID event, or a MariaDB GTID event flagged
+	// standalone, opened it: BEGIN, XA START, one statement or a payload
+	// follows.
+	afterGTID
+	// explicit: BEGIN or XA START seen, or a MariaDB GTID event not flagged
+	// standalone (which takes BEGIN's place): everything up to XID, COMMIT,
+	// ROLLBACK, XA PREPARE or a closing XA COMMIT/ROLLBACK belongs to it,
+	// savepoints, statement-format DML and a CREATE ... SELECT included.
+	explicit
+	implicit // no GTID, no BEGIN (binlogs from before 5.6): ends with its statement
 	// afterStatement: an implicit transaction's statement was seen. MySQL
 	// 5.0 and 5.1 logged an autocommit InnoDB statement as the query and
 	// then an XID, without BEGIN, so the transaction ends at the next
@@ -172,14 +180,27 @@ func (f *Framer) push(ev Event) error {
 	case replication.MARIADB_START_ENCRYPTION_EVENT:
 		return posErr(ev, fmt.Errorf("%w: encrypted binlog", ErrUnsupported))
 	case replication.XA_PREPARE_LOG_EVENT:
-		return posErr(ev, fmt.Errorf("%w: XA transaction", ErrUnsupported))
+		// XA PREPARE ends the first half of an XA transaction; its XA
+		// COMMIT or XA ROLLBACK comes later as a group of its own.
+		if f.state != explicit {
+			return posErr(ev, fmt.Errorf("%w: XA PREPARE outside an XA transaction", ErrCorrupt))
+		}
+		f.finish(ev)
+		return nil
 	case replication.GTID_EVENT, replication.ANONYMOUS_GTID_EVENT, replication.GTID_TAGGED_LOG_EVENT:
 		return f.open(ev, afterGTID)
 	case replication.MARIADB_GTID_EVENT:
-		if len(ev.Data) > HeaderSize+12 && ev.Data[HeaderSize+12]&(mariaFlPreparedXA|mariaFlCompletedXA) != 0 {
-			return posErr(ev, fmt.Errorf("%w: XA transaction", ErrUnsupported))
+		// MariaDB's GTID event says itself what follows (sql/log_event.h,
+		// Gtid_log_event): a standalone statement (DDL, or a statement
+		// that is not transactional), or an event group that it opens in
+		// BEGIN's place and that runs to its XID, COMMIT or XA PREPARE.
+		if len(ev.Data) <= HeaderSize+12 {
+			return posErr(ev, fmt.Errorf("%w: GTID event of %d bytes", ErrCorrupt, len(ev.Data)))
 		}
-		return f.open(ev, afterGTID)
+		if ev.Data[HeaderSize+12]&replication.BINLOG_MARIADB_FL_STANDALONE != 0 {
+			return f.open(ev, afterGTID)
+		}
+		return f.open(ev, explicit)
 	case replication.QUERY_EVENT, replication.MARIADB_QUERY_COMPRESSED_EVENT, replication.EXECUTE_LOAD_QUERY_EVENT:
 		return f.pushQuery(ev)
 	case replication.XID_EVENT:
@@ -221,12 +242,6 @@ func (f *Framer) push(ev Event) error {
 	return posErr(ev, fmt.Errorf("%w %d (%s)", ErrUnknownEvent, byte(t), t))
 }
 
-// MariaDB GTID flags for XA, not named by go-mysql.
-const (
-	mariaFlPreparedXA  = 64
-	mariaFlCompletedXA = 128
-)
-
 func (f *Framer) pushFormat(ev Event) error {
 	if f.state != idle {
 		return posErr(ev, fmt.Errorf("%w: format description inside the transaction that started at %s", ErrCorrupt, f.PendingStart()))
@@ -265,25 +280,30 @@ func (f *Framer) pushQuery(ev Event) error {
 			return posErr(ev, err)
 		}
 	}
+	xa := xaVerb(q)
 	switch {
-	case isKeyword(q, "BEGIN"):
-		switch f.state {
-		case idle:
+	case isKeyword(q, "BEGIN"), xa == "START":
+		switch {
+		case f.state == idle:
 			f.state = explicit
 			f.cur = append(f.cur[:0:0], ev)
-		case afterGTID, implicit:
+		case f.state == afterGTID, f.state == implicit, f.openedByMariaGTID():
+			// (A MariaDB GTID event already stands for BEGIN; a BEGIN
+			// right after it is the same one.)
 			f.state = explicit
 			f.cur = append(f.cur, ev)
 		default:
-			return posErr(ev, fmt.Errorf("%w: BEGIN inside the transaction that started at %s", ErrCorrupt, f.PendingStart()))
+			return posErr(ev, fmt.Errorf("%w: %s inside the transaction that started at %s", ErrCorrupt, firstWord(q), f.PendingStart()))
 		}
 		return nil
-	case isKeyword(q, "XA"):
-		return posErr(ev, fmt.Errorf("%w: XA transaction", ErrUnsupported))
 	case isKeyword(q, "COMMIT"), isKeyword(q, "ROLLBACK") && !isRollbackToSavepoint(q):
 		if f.state == idle {
 			return posErr(ev, fmt.Errorf("%w: %s outside a transaction", ErrCorrupt, firstWord(q)))
 		}
+		f.finish(ev)
+		return nil
+	case (xa == "COMMIT" || xa == "ROLLBACK") && f.state == explicit:
+		// XA COMMIT ... ONE PHASE closes the XA transaction it is in.
 		f.finish(ev)
 		return nil
 	}
@@ -303,6 +323,12 @@ func (f *Framer) pushQuery(ev Event) error {
 	}
 	f.finish(Event{})
 	return nil
+}
+
+// openedByMariaGTID reports whether the transaction being collected holds
+// nothing yet but the MariaDB GTID event that opened it.
+func (f *Framer) openedByMariaGTID() bool {
+	return f.state == explicit && len(f.cur) == 1 && f.cur[0].Type() == replication.MARIADB_GTID_EVENT
 }
 
 // finish closes the current transaction with last (if it has data) and
@@ -372,6 +398,16 @@ func isKeyword(q, w string) bool {
 		return true
 	}
 	return false
+}
+
+// xaVerb returns the word after XA (START, END, PREPARE, COMMIT,
+// ROLLBACK, RECOVER), upper case, or "" if q is not an XA statement.
+func xaVerb(q string) string {
+	if !isKeyword(q, "XA") {
+		return ""
+	}
+	rest := trimLeadingComments(trimLeadingComments(q)[len("XA"):])
+	return strings.ToUpper(firstWord(rest))
 }
 
 func isRollbackToSavepoint(q string) bool {

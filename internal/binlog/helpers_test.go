@@ -81,7 +81,7 @@ func renderTxn(t *Txn) string {
 	fmt.Fprintf(&b, "#%d gtid=%q start=%s end=%d bytes=%d ts=%d thread=%d server=%d clock=%+v ddl=%t stmtdml=%t\n",
 		t.Seq, t.GTID.String(), t.Start, t.End, t.Bytes, t.Timestamp, t.ThreadID, t.ServerID, t.Clock, t.DDL, t.StatementDML)
 	for _, s := range t.Statements {
-		fmt.Fprintf(&b, "  stmt schema=%q ddl=%t %q\n", s.Schema, s.DDL, s.Query)
+		fmt.Fprintf(&b, "  stmt schema=%q ddl=%t %q\n", s.Schema, s.Kind == StmtDDL, s.Query)
 	}
 	for _, r := range t.Rows {
 		fmt.Fprintf(&b, "  %s `%s`.`%s` id=%d cols=%d types=%x meta=%v flags=%#x before=%x after=%x partial=%t\n",

@@ -117,11 +117,43 @@ func (r *Rows) Schema() string { return string(r.Table.Schema) }
 func (r *Rows) Name() string { return string(r.Table.Table) }
 
 // Statement is a query event inside a transaction other than BEGIN/COMMIT:
-// DDL, or DML logged in statement format.
+// DDL, DML logged in statement format, or a savepoint.
 type Statement struct {
 	Schema string // the session's current database on the source
 	Query  string
-	DDL    bool
+	Kind   StmtKind
+	// At is the number of the transaction's rows events logged before the
+	// statement: applying Rows[:At], then the statement, then the rest
+	// keeps the source's order (SAVEPOINT, ROLLBACK TO SAVEPOINT).
+	At int
+}
+
+// XAPhase says which half of an XA transaction a Txn is.
+type XAPhase uint8
+
+// XA phases. A one-phase XA transaction (XA COMMIT ... ONE PHASE) is an
+// ordinary transaction and has none.
+const (
+	XANone XAPhase = iota
+	// XAPrepare is XA START ... XA END, XA PREPARE: the rows, not yet
+	// committed on the source.
+	XAPrepare
+	// XACommit and XARollback settle a prepared transaction, named by its
+	// XID; they carry no rows of their own.
+	XACommit
+	XARollback
+)
+
+func (p XAPhase) String() string {
+	switch p {
+	case XAPrepare:
+		return "XA PREPARE"
+	case XACommit:
+		return "XA COMMIT"
+	case XARollback:
+		return "XA ROLLBACK"
+	}
+	return ""
 }
 
 // Txn is one source transaction, decoded.
@@ -157,6 +189,23 @@ type Txn struct {
 	// rather than by row events (binlog_format=STATEMENT or MIXED), or by
 	// LOAD DATA; its rows are unknown.
 	StatementDML bool
+	// XA is the XA phase; XID names the XA transaction, in the server's
+	// canonical form X'gtrid',X'bqual',formatID.
+	XA  XAPhase
+	XID string
+}
+
+// RollsBackToSavepoint reports whether the transaction rolls back to a
+// savepoint in the binlog (the server logs that only when changes before
+// it could not be rolled back: then the order of rows and statements
+// matters).
+func (t *Txn) RollsBackToSavepoint() bool {
+	for _, s := range t.Statements {
+		if s.Kind == StmtSavepoint && isRollbackToSavepoint(s.Query) {
+			return true
+		}
+	}
+	return false
 }
 
 // RowCount is the number of row changes in the transaction.

@@ -197,7 +197,7 @@ func (p *Preparer) followDDL(txn *binlog.Txn) (*applier.DDL, error) {
 	ddl := &applier.DDL{Statements: txn.Statements}
 	known := true
 	for _, st := range txn.Statements {
-		if !st.DDL {
+		if st.Kind != binlog.StmtDDL {
 			continue
 		}
 		ch, err := p.Catalog.ApplyDDL(st.Schema, st.Query)
