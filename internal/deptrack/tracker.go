@@ -1,6 +1,7 @@
 package deptrack
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -92,14 +93,19 @@ type Tracker struct {
 	schemas map[string]uint64 // database: last writer per schema
 
 	clockFile string            // commit-order: file of the current MySQL clock epoch
-	clockSeq  map[int64]uint64  // commit-order: sequence_number -> Seq in this epoch
-	clockMax  int64             // highest sequence_number seen in the epoch
+	clock     []clockEntry      // commit-order: this epoch's transactions, by sequence_number
 	commitID  uint64            // commit-order: MariaDB commit_id of the previous transaction
 	groupWait uint64            // commit-order: what the current MariaDB group waits for
 	keys      *history          // writeset: last writer per key
 	sessions  *history          // writeset-session: last transaction per session
 	tokens    map[uint64]*token // writeset: table tokens
 	dedupe    map[uint64]struct{}
+}
+
+// clockEntry is one transaction of a MySQL logical clock epoch.
+type clockEntry struct {
+	number int64  // sequence_number
+	seq    uint64 // Seq
 }
 
 type token struct {
@@ -116,7 +122,6 @@ func NewTracker(mode Mode, historySize int) *Tracker {
 	case Database:
 		t.schemas = map[string]uint64{}
 	case CommitOrder:
-		t.clockSeq = map[int64]uint64{}
 	case WritesetMode, WritesetSession:
 		t.keys = newHistory(historySize)
 		t.tokens = map[uint64]*token{}
@@ -191,26 +196,11 @@ func (t *Tracker) database(txn *binlog.Txn, prev uint64) Deps {
 
 func (t *Tracker) commitOrder(txn *binlog.Txn, prev uint64) Deps {
 	var d Deps
-	if txn.DDL {
-		d.Cause = CauseDDL
-		return d
-	}
 	c := txn.Clock
 	switch {
 	case c.Logical:
-		// sequence_number restarts in each binlog file.
-		if txn.Start.File != t.clockFile || c.SequenceNumber <= t.clockMax {
-			t.clockFile = txn.Start.File
-			clear(t.clockSeq)
-		}
-		t.clockMax = c.SequenceNumber
-		t.clockSeq[c.SequenceNumber] = txn.Seq
-		w, ok := t.clockSeq[c.LastCommitted]
-		if c.LastCommitted == 0 || !ok || c.LastCommitted >= c.SequenceNumber {
-			d.Wait, d.Cause = prev, CauseUnknownClock
-		} else {
-			d.Wait = w
-		}
+		d = t.logicalClock(txn, prev)
+	case txn.DDL:
 	case c.CommitID != 0 && c.CommitID == t.commitID:
 		d.Wait = t.groupWait
 	case c.CommitID != 0:
@@ -220,6 +210,34 @@ func (t *Tracker) commitOrder(txn *binlog.Txn, prev uint64) Deps {
 		t.commitID = 0
 		d.Wait = prev
 	}
+	if txn.DDL {
+		d.Cause = CauseDDL
+	}
+	return d
+}
+
+// logicalClock schedules by MySQL's watermark: a transaction waits for
+// every transaction whose sequence_number is at most its last_committed.
+// Every transaction enters the epoch's clock, DDL included, so that a
+// last_committed naming a DDL (or any transaction of the file) is found.
+func (t *Tracker) logicalClock(txn *binlog.Txn, prev uint64) Deps {
+	var d Deps
+	c := txn.Clock
+	// sequence_number restarts in each binlog file.
+	if n := len(t.clock); txn.Start.File != t.clockFile || (n > 0 && c.SequenceNumber <= t.clock[n-1].number) {
+		t.clockFile = txn.Start.File
+		t.clock = t.clock[:0]
+	}
+	// The newest transaction numbered at most last_committed: numbers are
+	// consecutive within a file, so every one below it was seen too,
+	// unless last_committed is older than the first one seen.
+	i, _ := slices.BinarySearchFunc(t.clock, c.LastCommitted+1, func(e clockEntry, n int64) int { return cmp.Compare(e.number, n) })
+	t.clock = append(t.clock, clockEntry{number: c.SequenceNumber, seq: txn.Seq})
+	if c.LastCommitted == 0 || i == 0 || c.LastCommitted >= c.SequenceNumber {
+		d.Wait, d.Cause = prev, CauseUnknownClock
+		return d
+	}
+	d.Wait = t.clock[i-1].seq
 	return d
 }
 

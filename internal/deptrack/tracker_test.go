@@ -257,6 +257,34 @@ func TestCommitOrderMySQLClock(t *testing.T) {
 	}
 }
 
+// TestCommitOrderClockThroughDDL: a DDL enters the clock like any
+// transaction, so one whose last_committed names it waits for it (and what
+// came before it) instead of becoming a barrier; a last_committed between
+// numbers seen, or older than the epoch's first, is a watermark too.
+func TestCommitOrderClockThroughDDL(t *testing.T) {
+	tr := NewTracker(CommitOrder, 0)
+	type tx struct {
+		lc, sn int64
+		ddl    bool
+		want   uint64
+		cause  Cause
+	}
+	// seq:          1                2                       3     4
+	txs := []tx{
+		{lc: 5, sn: 6, want: 0, cause: CauseUnknownClock}, // started mid-file: parent unseen
+		{lc: 6, sn: 7, ddl: true, want: 1, cause: CauseDDL},
+		{lc: 7, sn: 8, want: 2, cause: CauseNone},
+		{lc: 7, sn: 9, want: 2, cause: CauseNone},
+	}
+	for i, x := range txs {
+		txn := &binlog.Txn{Seq: uint64(i + 1), DDL: x.ddl, Start: binlog.Pos{File: "f"}, Clock: binlog.Clock{Logical: true, LastCommitted: x.lc, SequenceNumber: x.sn}}
+		d := tr.Add(txn, &Writeset{})
+		if d.Wait != x.want || d.Cause != x.cause {
+			t.Errorf("txn %d (lc %d sn %d): Wait %d cause %s, want %d %s", i+1, x.lc, x.sn, d.Wait, d.Cause, x.want, x.cause)
+		}
+	}
+}
+
 func TestCommitOrderMariaDBGroups(t *testing.T) {
 	tr := NewTracker(CommitOrder, 0)
 	// commit ids: 0 (no group), 10, 10, 10, 11, 0, 12, 12
