@@ -57,6 +57,7 @@ const (
 	erLockWaitTimeout  = 1205
 	erLockDeadlock     = 1213
 	erDupEntry         = 1062
+	erKeyNotFound      = 1032
 	erNoSuchTable      = 1146
 	erBadField         = 1054
 	erNoReferencedRow  = 1452
@@ -120,6 +121,8 @@ func describe(err error) string {
 		switch me.Number {
 		case erDupEntry:
 			return "duplicate key on the target"
+		case erKeyNotFound:
+			return "row to change not found on the target"
 		case erNoSuchTable:
 			return "table missing on the target"
 		case erBadField:

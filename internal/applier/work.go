@@ -12,6 +12,9 @@ type Txn struct {
 	Seq  uint64
 	GTID string
 	Txn  *binlog.Txn
+	// Raw holds the transaction's events as received: the binlog path
+	// sends them to the target.
+	Raw *binlog.RawTxn
 	// Tables holds the SQL-generation view of each Txn.Rows' table,
 	// resolved when the transaction was read (so that workers never touch
 	// the schema catalog while DDL changes it).

@@ -15,13 +15,38 @@ import (
 
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/replay"
 	"github.com/paraply/paraply/internal/sqlgen"
 )
+
+// Path is how workers apply row changes.
+type Path uint8
+
+// The apply paths.
+const (
+	// SQLPath turns row changes into SQL statements (sqlgen): any MySQL
+	// or MariaDB target, with row compaction; not exact for tables whose
+	// target fires triggers, system-versioned tables or sequences.
+	SQLPath Path = iota
+	// BinlogPath sends the row events themselves for the target's own row
+	// applier (package replay): exact as a native replica, needs the
+	// BINLOG REPLAY privilege on a MariaDB target.
+	BinlogPath
+)
+
+func (p Path) String() string {
+	if p == BinlogPath {
+		return "binlog"
+	}
+	return "sql"
+}
 
 // Config configures the worker pool.
 type Config struct {
 	// Workers is the number of target sessions applying in parallel.
 	Workers int
+	// Path is how row changes are applied.
+	Path Path
 	// PreserveOrder makes commits happen in source order.
 	PreserveOrder bool
 	// MaxBackoff bounds the pause between attempts after an error.
@@ -118,11 +143,15 @@ func (p *Pool) Run(ctx context.Context, in <-chan *Work, done chan<- *Work) erro
 }
 
 type worker struct {
-	id    int
-	p     *Pool
-	log   *slog.Logger
-	conn  *sql.Conn
-	batch sqlgen.Batch
+	id     int
+	p      *Pool
+	log    *slog.Logger
+	conn   *sql.Conn
+	batch  sqlgen.Batch
+	replay replay.Builder
+	// format is the format description the session was given for BINLOG
+	// statements (nil: none yet).
+	format *binlog.Format
 	// maxPacket is the target's max_allowed_packet, read with conn.
 	maxPacket int
 }
@@ -217,22 +246,18 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 		}
 		tm.Turn = time.Since(t0)
 	}
-	for compact := !w.p.cfg.NoCompact; ; compact = false {
-		d, err := w.execute(ctx, conn, work, compact, turnFirst)
-		tm.Exec += d
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, errCompacted) {
-			return tm, err
-		}
-		// Compacted statements name a range of transactions: run the
-		// work again statement by statement to find the one, or to
-		// succeed if the target changed meanwhile.
-		w.log.Info("applying the work again without compaction", "gtid", work.Txns[0].GTID, "transactions", len(work.Txns), "err", err)
-		if conn, err = w.session(ctx); err != nil {
-			return tm, err
-		}
+	var d time.Duration
+	if w.p.cfg.Path == BinlogPath {
+		d, err = w.replayWork(ctx, conn, work, turnFirst)
+	} else {
+		d, err = w.executeSQL(ctx, work, turnFirst)
+	}
+	tm.Exec += d
+	if err != nil {
+		return tm, err
+	}
+	if conn, err = w.session(ctx); err != nil {
+		return tm, err
 	}
 	if w.p.cfg.PreserveOrder && !turnFirst {
 		t0 := time.Now()
@@ -260,6 +285,28 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 	return tm, nil
 }
 
+// executeSQL runs work as SQL statements (SQLPath), compacted unless that
+// is off or cannot keep the source's order. On success the target
+// transaction stays open on w's session.
+func (w *worker) executeSQL(ctx context.Context, work *Work, turnFirst bool) (time.Duration, error) {
+	var total time.Duration
+	for compact := !w.p.cfg.NoCompact && !rollsBack(work); ; compact = false {
+		conn, err := w.session(ctx)
+		if err != nil {
+			return total, err
+		}
+		d, err := w.execute(ctx, conn, work, compact, turnFirst)
+		total += d
+		if !errors.Is(err, errCompacted) {
+			return total, err
+		}
+		// Compacted statements name a range of transactions: run the
+		// work again statement by statement to find the one, or to
+		// succeed if the target changed meanwhile.
+		w.log.Info("applying the work again without compaction", "gtid", work.Txns[0].GTID, "transactions", len(work.Txns), "err", err)
+	}
+}
+
 // errCompacted is a data error met by compacted statements (see
 // Config.NoCompact), which name the range of transactions they merge:
 // attempt runs the work again without compaction to name the one.
@@ -277,13 +324,7 @@ func (w *worker) execute(ctx context.Context, conn *sql.Conn, work *Work, compac
 	d := time.Since(t0)
 	if err != nil {
 		w.rollback(conn)
-		if isLockWait(err) && work.First() == w.p.seq.Prefix()+1 && w.p.cfg.PreserveOrder {
-			// This transaction is next to commit, so what holds its locks
-			// is a later transaction waiting for its turn.
-			if n := w.p.seq.AbortWaiters(); n > 0 {
-				w.log.Info("lock wait at the head of the commit order: later transactions retry", "gtid", work.Txns[0].GTID, "aborted", n)
-			}
-		}
+		w.unblockHead(work, err)
 		switch {
 		case classify(err) != fatal:
 			return d, err
@@ -311,6 +352,29 @@ func (w *worker) execute(ctx context.Context, conn *sql.Conn, work *Work, compac
 	return d, nil
 }
 
+// unblockHead makes later transactions waiting for their commit turn
+// retry when work, next to commit, met a lock wait: what holds its locks
+// can only be one of them.
+func (w *worker) unblockHead(work *Work, err error) {
+	if isLockWait(err) && work.First() == w.p.seq.Prefix()+1 && w.p.cfg.PreserveOrder {
+		if n := w.p.seq.AbortWaiters(); n > 0 {
+			w.log.Info("lock wait at the head of the commit order: later transactions retry", "gtid", work.Txns[0].GTID, "aborted", n)
+		}
+	}
+}
+
+// rollsBack reports whether a transaction of work rolls back to a
+// savepoint: its statements must then run in the source's order, which
+// compaction does not keep.
+func rollsBack(work *Work) bool {
+	for _, t := range work.Txns {
+		if t.Txn.RollsBackToSavepoint() {
+			return true
+		}
+	}
+	return false
+}
+
 // early reports whether work ran before everything ahead of it committed
 // (see errNotHead).
 func (w *worker) early(work *Work, afterTurn bool) bool {
@@ -330,16 +394,14 @@ func (w *worker) build(work *Work, compact bool) error {
 		if fkOff {
 			b.Raw("SET foreign_key_checks = 0")
 		}
+		stmts := t.Txn.Statements
 		for j, r := range t.Txn.Rows {
+			stmts = savepoints(b, stmts, j)
 			if err := b.Add(t.Tables[j], r, i); err != nil {
 				return &ConflictError{GTID: t.GTID, Table: t.Tables[j].Name.String(), What: "cannot build SQL", Err: err}
 			}
 		}
-		for _, s := range t.Txn.Statements {
-			if binlog.ClassifyStatement(s.Query) == binlog.StmtSavepoint {
-				b.Raw(s.Query)
-			}
-		}
+		savepoints(b, stmts, len(t.Txn.Rows))
 		if fkOff {
 			b.Raw("SET foreign_key_checks = 1")
 		}
@@ -347,6 +409,18 @@ func (w *worker) build(work *Work, compact bool) error {
 	q, args := checkpoint.AppliedSQL(work.GTIDs())
 	b.Raw(q, args...)
 	return nil
+}
+
+// savepoints adds the savepoint statements of stmts logged before rows
+// event at, and returns the statements after them.
+func savepoints(b *sqlgen.Batch, stmts []binlog.Statement, at int) []binlog.Statement {
+	for len(stmts) > 0 && stmts[0].At <= at {
+		if stmts[0].Kind == binlog.StmtSavepoint {
+			b.Raw(stmts[0].Query)
+		}
+		stmts = stmts[1:]
+	}
+	return stmts
 }
 
 // fkChecksOff reports whether the source ran t with foreign_key_checks
@@ -478,6 +552,7 @@ func (w *worker) closeConn() {
 	if w.conn == nil {
 		return
 	}
+	w.format = nil
 	// Raw lets us discard the session so that the pool does not reuse a
 	// connection in an unknown transaction state.
 	_ = w.conn.Raw(func(any) error { return driver.ErrBadConn })

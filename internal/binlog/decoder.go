@@ -255,11 +255,17 @@ const (
 	StmtDDL                           // changes definitions or privileges
 	StmtSavepoint                     // SAVEPOINT, ROLLBACK TO, RELEASE SAVEPOINT
 	StmtOther                         // session or no-op statements (SET, DO, ...)
+	StmtControl                       // transaction bounds: BEGIN, COMMIT, ROLLBACK, XA ...
 )
 
 // ClassifyStatement tells what a statement logged in a query event does,
 // from its first keyword.
 func ClassifyStatement(q string) StmtKind {
+	switch {
+	case isKeyword(q, "BEGIN"), isKeyword(q, "COMMIT"), isKeyword(q, "XA"),
+		isKeyword(q, "ROLLBACK") && !isRollbackToSavepoint(q):
+		return StmtControl
+	}
 	w := strings.ToUpper(firstWord(q))
 	switch w {
 	case "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "GRANT", "REVOKE",
@@ -268,7 +274,7 @@ func ClassifyStatement(q string) StmtKind {
 	case "SAVEPOINT", "RELEASE":
 		return StmtSavepoint
 	case "ROLLBACK":
-		return StmtSavepoint // ROLLBACK TO; a plain ROLLBACK ends the transaction before this
+		return StmtSavepoint // ROLLBACK TO (a plain ROLLBACK is control)
 	case "SET", "DO", "SELECT", "USE":
 		return StmtOther
 	}

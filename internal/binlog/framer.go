@@ -2,7 +2,9 @@ package binlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -223,14 +225,14 @@ func (f *Framer) push(ev Event) error {
 		replication.APPEND_BLOCK_EVENT, replication.DELETE_FILE_EVENT:
 		return f.add(ev)
 	}
-	if isRowsEvent(t) {
+	if IsRowsEvent(t) {
 		if err := f.add(ev); err != nil {
 			return err
 		}
 		// Before 5.6 there was no GTID, and very old servers logged rows of
 		// non-transactional tables without BEGIN: the statement end flag is
 		// the only boundary then.
-		if f.state == implicit && len(ev.Data) > HeaderSize+8 && rowsFlags(ev)&RowsFlagStmtEnd != 0 {
+		if f.state == implicit && len(ev.Data) > HeaderSize+8 && RowsFlags(ev)&RowsFlagStmtEnd != 0 {
 			f.finish(Event{})
 			return nil
 		}
@@ -276,7 +278,7 @@ func (f *Framer) pushQuery(ev Event) error {
 	q := "LOAD DATA" // EXECUTE_LOAD_QUERY: a LOAD DATA statement
 	if ev.Type() != replication.EXECUTE_LOAD_QUERY_EVENT {
 		var err error
-		if q, err = queryText(ev, f.format); err != nil {
+		if q, err = QueryText(ev, f.format); err != nil {
 			return posErr(ev, err)
 		}
 	}
@@ -342,7 +344,8 @@ func (f *Framer) finish(last Event) {
 	f.state = idle
 }
 
-func isRowsEvent(t replication.EventType) bool {
+// IsRowsEvent reports whether t is a rows event, of any version.
+func IsRowsEvent(t replication.EventType) bool {
 	switch t {
 	case replication.WRITE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv0,
 		replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
@@ -355,16 +358,27 @@ func isRowsEvent(t replication.EventType) bool {
 	return false
 }
 
-// rowsFlags reads the flags of a rows event; the table id before them is 6
+// RowsFlags reads the flags of a rows event; the table id before them is 6
 // bytes in every v4 binlog this package accepts.
-func rowsFlags(ev Event) uint16 {
+func RowsFlags(ev Event) uint16 {
 	b := ev.Data[HeaderSize+6:]
 	return uint16(b[0]) | uint16(b[1])<<8
 }
 
+// SetRowsFlags sets flags in the rows event data (header included) and
+// recomputes its CRC32 trailer when it has one.
+func SetRowsFlags(data []byte, flags uint16, checksum bool) {
+	f := binary.LittleEndian.Uint16(data[HeaderSize+6:]) | flags
+	binary.LittleEndian.PutUint16(data[HeaderSize+6:], f)
+	if checksum {
+		n := len(data) - 4
+		binary.LittleEndian.PutUint32(data[n:], crc32.ChecksumIEEE(data[:n]))
+	}
+}
+
 // queryText extracts the statement text of a query event without the
 // checksum trailer.
-func queryText(ev Event, fm *Format) (string, error) {
+func QueryText(ev Event, fm *Format) (string, error) {
 	body := ev.Data[HeaderSize:]
 	if fm.Checksum {
 		body = body[:len(body)-4]

@@ -76,6 +76,10 @@ func (w *Writeset) reset() {
 	w.Barrier, w.Table = CauseNone, ""
 }
 
+// Reset empties w: the writeset of a transaction that writes nothing the
+// tracker needs to know (one the target already has).
+func (w *Writeset) Reset() { w.reset() }
+
 func (w *Writeset) barrier(c Cause, table string) {
 	w.Barrier, w.Table = c, table
 }

@@ -42,6 +42,11 @@ type Config struct {
 	BatchTxns int
 	// BatchDelay is how long a transaction may wait for a batch to fill.
 	BatchDelay time.Duration
+	// Apply chooses how rows are applied: "binlog" (the target's own row
+	// applier, exact), "sql" (SQL statements), or "auto": binlog when the
+	// source and the target are MariaDB and the target account may run
+	// BINLOG statements, else sql.
+	Apply string
 	// NoCompact turns off row compaction in target transactions (see
 	// applier.Config.NoCompact).
 	NoCompact bool
@@ -70,6 +75,7 @@ func Default() Config {
 		RelayMaxBytes: relaylog.DefaultMaxBytes,
 		ServerID:      4141,
 		BatchTxns:     64,
+		Apply:         "auto",
 		Window:        4096,
 		Heartbeat:     time.Second,
 		ConnectWait:   30 * time.Second,
@@ -91,6 +97,8 @@ func (c Config) Validate() error {
 		return errors.New("--server-id must not be 0")
 	case c.BatchTxns < 1:
 		return errors.New("--batch-max-txns must be at least 1")
+	case c.Apply != "auto" && c.Apply != "binlog" && c.Apply != "sql":
+		return errors.New("--apply must be auto, binlog or sql")
 	}
 	return nil
 }

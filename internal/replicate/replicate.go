@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -147,6 +148,10 @@ func (r *Replica) run(ctx context.Context) error {
 	if r.info.Flavor == binlog.FlavorMySQL {
 		cat.SetFlavor(schema.MySQL)
 	}
+	path, err := r.applyPath(ctx, tgtDB)
+	if err != nil {
+		return err
+	}
 	store := checkpoint.NewStore(tgtDB)
 	if err := store.Init(ctx); err != nil {
 		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
@@ -175,7 +180,7 @@ func (r *Replica) run(ctx context.Context) error {
 	}
 	defer relay.Close()
 	r.log.Info("replicating", "source", r.cfg.Source, "flavor", r.info.Flavor, "target", r.cfg.Target,
-		"dependency", r.cfg.Mode, "workers", r.cfg.Workers, "from", start, "relay_index", prefix)
+		"dependency", r.cfg.Mode, "workers", r.cfg.Workers, "apply", path, "from", start, "relay_index", prefix)
 
 	var until mysql.GTIDSet
 	if r.cfg.UntilCaughtUp {
@@ -198,11 +203,11 @@ func (r *Replica) run(ctx context.Context) error {
 	r.receiver, r.relay = receiver, relay
 	r.mu.Unlock()
 	seq := applier.NewSequencer(prefix)
-	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Applied: state.Applied, Rerun: rerun}
+	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, Applied: state.Applied, Rerun: rerun}
 	r.mu.Lock()
 	r.prep = prep
 	r.mu.Unlock()
-	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
+	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, Path: path, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
 		Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
 	coord := scheduler.NewCoordinator(scheduler.Config{
 		Window: r.cfg.Window, BatchTxns: r.cfg.BatchTxns, BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
@@ -249,6 +254,28 @@ func (r *Replica) run(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// applyPath resolves Config.Apply for this source and target.
+func (r *Replica) applyPath(ctx context.Context, tgt *sql.DB) (applier.Path, error) {
+	if r.cfg.Apply == "sql" {
+		return applier.SQLPath, nil
+	}
+	ok, why, err := applier.CanReplay(ctx, tgt)
+	if err != nil {
+		return 0, fmt.Errorf("target %s: %w", r.cfg.Target, err)
+	}
+	if ok && r.info.Flavor != binlog.FlavorMariaDB {
+		ok, why = false, "the source is not MariaDB (the target's row applier is exact for its own flavor's events)"
+	}
+	switch {
+	case ok:
+		return applier.BinlogPath, nil
+	case r.cfg.Apply == "binlog":
+		return 0, fmt.Errorf("--apply binlog: %s", why)
+	}
+	r.log.Info("applying rows with SQL statements: tables whose target fires triggers, system-versioned tables and sequences will be refused", "why", why)
+	return applier.SQLPath, nil
 }
 
 // openRelay opens the relay log and decides where applying resumes (the

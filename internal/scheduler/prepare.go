@@ -39,6 +39,9 @@ type Preparer struct {
 	Catalog *schema.Catalog
 	Mode    deptrack.Mode
 	History int
+	// Path is how workers will apply rows: the SQL path needs each rows
+	// event's table resolved for SQL generation, the binlog path does not.
+	Path applier.Path
 	// Applied are GTIDs the target already has (from the checkpoint).
 	Applied map[string]bool
 	// Rerun are GTIDs of DDL whose outcome a crash left unknown.
@@ -160,15 +163,24 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 	}
 	txn.Seq = e.Index
 	gtid := e.GTID.String()
-	it := &applier.Txn{Seq: e.Index, GTID: gtid, Txn: txn, Bytes: txn.Bytes}
+	it := &applier.Txn{Seq: e.Index, GTID: gtid, Txn: txn, Raw: e.Txn, Bytes: txn.Bytes}
+	pr := &Prepared{Txn: it, Resume: e.Resume, Skip: p.Applied[gtid]}
+	if pr.Skip {
+		// The target has it (a restart after a crash): it needs no keys,
+		// no table definitions and no catalog change, since the catalog
+		// was read from the target, which holds its DDL already. It still
+		// takes its place in the commit-order clock.
+		p.ws.Reset()
+		pr.Deps = p.tracker.Add(txn, &p.ws)
+		return pr, nil
+	}
 	p.extractor.Extract(txn, &p.ws)
-	deps := p.tracker.Add(txn, &p.ws)
-	p.count(deps)
-	pr := &Prepared{Txn: it, Deps: deps, Resume: e.Resume, Skip: p.Applied[gtid]}
-	if txn.StatementDML && !txn.DDL && !pr.Skip {
+	pr.Deps = p.tracker.Add(txn, &p.ws)
+	p.count(pr.Deps)
+	if txn.StatementDML && !txn.DDL {
 		// A transaction recorded as applied is stepped over whatever it
-		// holds: that is how an operator applies by hand what paraply
-		// cannot.
+		// holds (above): that is how an operator applies by hand what
+		// paraply cannot.
 		return nil, &applier.ConflictError{GTID: gtid, What: "statement-format DML: paraply applies row-based binlogs only (binlog_format=ROW on the source)"}
 	}
 	if txn.DDL {
@@ -183,10 +195,15 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 	it.Tables = make([]*sqlgen.Table, len(txn.Rows))
 	for i, r := range txn.Rows {
 		t, err := p.table(r)
-		if err != nil {
+		switch {
+		case err == nil:
+			it.Tables[i] = t
+		case p.Path == applier.SQLPath:
 			return nil, &applier.ConflictError{GTID: gtid, Table: schema.TableName{Schema: r.Schema(), Name: r.Name()}.String(), What: "cannot apply rows", Err: err}
 		}
-		it.Tables[i] = t
+		// On the binlog path the target's row applier decides, as a
+		// native replica's does (it takes extra columns at the end, for
+		// one); the table, when known, only names the row of a conflict.
 	}
 	return pr, nil
 }
