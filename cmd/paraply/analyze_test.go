@@ -7,15 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-const sharedBinlogs = "../../../shared/binlogs/"
+	"github.com/paraply/paraply/internal/fixtures"
+)
 
 // TestAnalyzeOutputs runs paraply analyze on real MySQL 8 binlogs and checks
 // the JSON shape the issue promises, and that --html writes a
 // self-contained page with the charts.
 func TestAnalyzeOutputs(t *testing.T) {
-	files := []string{sharedBinlogs + "rust-us__mysql-cdc-rs/binlog.000693", sharedBinlogs + "rust-us__mysql-cdc-rs/binlog.000694"}
+	files := []string{fixtures.Binlog("rust-us__mysql-cdc-rs/binlog.000693"), fixtures.Binlog("rust-us__mysql-cdc-rs/binlog.000694")}
 	html := filepath.Join(t.TempDir(), "report.html")
 	var out, errOut bytes.Buffer
 	cmd := paraply(append([]string{"analyze", "--json", "--html", html}, files...)...)
@@ -83,7 +83,7 @@ func TestAnalyzeOutputs(t *testing.T) {
 // file and offset and exit status 1; with --partial the analysis of what
 // was read before the damage is printed too.
 func TestAnalyzeDamagedInput(t *testing.T) {
-	src, err := os.ReadFile(sharedBinlogs + "osheroff__mysql-binlog-connector-java/mysql-bin.checksum-crc32")
+	src, err := os.ReadFile(fixtures.Binlog("osheroff__mysql-binlog-connector-java/mysql-bin.checksum-crc32"))
 	if err != nil {
 		t.Fatal(err)
 	}

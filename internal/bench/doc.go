@@ -1,7 +1,11 @@
-// Package bench compares paraply with MariaDB's own replica on the same
-// backlog in the same run: the method of DESIGN.md "Benchmark method",
-// after seed 003 (stop the applier, let the source build a backlog of K
-// transactions with sysbench at T clients, then time the apply).
+// Package bench is a benchmark harness, not part of paraply itself: the
+// code behind bench/replication (make bench, make bench-quick). The paraply
+// binary never imports it.
+//
+// It compares paraply with MariaDB's own replica on the same backlog in
+// the same run: the method of DESIGN.md "Benchmark method", after seed 003
+// (stop the applier, let the source build a backlog of K transactions with
+// sysbench at T clients, then time the apply).
 //
 // # Servers and state
 //

@@ -10,12 +10,14 @@ import (
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/paraply/paraply/internal/fixtures"
 )
 
 // sharedDir holds the real binlogs shared by every paraply package
-// (shared/binlogs/ next to the repository). Tests read them in place; they
-// are never copied into the repository.
-const sharedDir = "../../../shared/binlogs"
+// (testdata/binlogs/ at the repository root, see its README.md). Tests read
+// them in place.
+var sharedDir = fixtures.Binlogs()
 
 // sharedPath is the path of a file under sharedDir, e.g.
 // "rust-us__mysql-cdc-rs/binlog.000733".

@@ -327,7 +327,7 @@ var sharedFiles = []sharedFile{
 func globShared(t *testing.T) []string {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(sharedDir, "README.md")); err != nil {
-		t.Fatalf("shared binlogs missing (they live in shared/binlogs/ next to the repository): %v", err)
+		t.Fatalf("shared binlogs missing (they live in testdata/binlogs/ at the repository root): %v", err)
 	}
 	paths, err := filepath.Glob(filepath.Join(sharedDir, "*", "*"))
 	if err != nil {

@@ -1,6 +1,10 @@
-// Package faults injects the faults and bad inputs of paraply's
-// reliability tests into real processes: a TCP proxy between paraply and a
-// server that cuts, stalls or slows connections (Proxy); a counter workload
+// Package faults is a test harness, not part of paraply itself: only tests
+// import it (cmd/paraply's soak, security and relay damage tests, and so
+// make test and make soak). The paraply binary never imports it.
+//
+// It injects the faults and bad inputs of paraply's reliability tests into
+// real processes: a TCP proxy between paraply and a server that cuts,
+// stalls or slows connections (Proxy); a counter workload
 // whose totals prove that no committed transaction was lost or applied
 // twice, even across source crashes (Counter); a sysbench load that keeps
 // running across them (SysbenchLoad); a restartable paraply process

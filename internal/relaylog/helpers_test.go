@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/fixtures"
 )
 
 // binlogDir holds real binlog files (see its README.md).
-const binlogDir = "../../../shared/binlogs"
+var binlogDir = fixtures.Binlogs()
 
 // corpusFiles are real binlogs of both flavors, with and without GTIDs and
 // checksums, and with transactions from 200 bytes to 150 KB.
