@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/paraply/paraply/internal/deptrack/collation"
 	"github.com/paraply/paraply/internal/schema"
 )
 
@@ -28,9 +29,8 @@ type keyPlan struct {
 }
 
 type partPlan struct {
-	charset string
-	class   foldClass
-	prefix  int
+	coll   *collation.Collation // how string values key
+	prefix int                  // a prefix index's length, 0 for the whole value
 }
 
 func (x *Extractor) plan(t *schema.Table) *tablePlan {
@@ -128,13 +128,26 @@ func newKeyPlanFor(owner schema.TableName, name string, cols []int, fold *schema
 	k.prefix = append(k.prefix, name...)
 	k.prefix = append(k.prefix, 0)
 	k.parts = make([]partPlan, len(cols))
+	for i := range k.parts {
+		k.parts[i].coll = collation.Lookup("binary", "binary")
+	}
 	for i, oc := range ocols {
 		if oc >= 0 && oc < len(fold.Columns) {
-			c := fold.Columns[oc]
-			k.parts[i] = partPlan{charset: c.Charset, class: classify(c.Charset, c.Collation)}
+			k.parts[i] = partPlan{coll: columnCollation(fold.Columns[oc])}
 		}
 	}
 	return k
+}
+
+// columnCollation is how a column's string values compare: by their
+// collation for character columns, byte for byte for the others (binary
+// strings, and DECIMAL or temporal values, which the row images carry as
+// canonical strings).
+func columnCollation(c schema.Column) *collation.Collation {
+	if c.Charset == "" {
+		return collation.Lookup("binary", "binary")
+	}
+	return collation.Lookup(c.Charset, c.Collation)
 }
 
 // matchUnique finds a unique index over exactly the columns cols (in any

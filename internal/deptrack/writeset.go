@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/schema"
@@ -223,18 +224,27 @@ func appendValue(dst []byte, v any, p *partPlan) []byte {
 		}
 		return binary.LittleEndian.AppendUint64(append(dst, 'u'), v)
 	case float32:
-		return binary.LittleEndian.AppendUint64(append(dst, 'f'), math.Float64bits(float64(v)))
+		return appendFloat(dst, float64(v))
 	case float64:
-		return binary.LittleEndian.AppendUint64(append(dst, 'f'), math.Float64bits(v))
+		return appendFloat(dst, v)
 	case string:
-		return appendFolded(append(dst, 's'), []byte(v), p.charset, p.class, p.prefix)
+		return p.coll.Append(append(dst, 's'), unsafe.Slice(unsafe.StringData(v), len(v)), p.prefix)
 	case []byte:
-		return appendFolded(append(dst, 's'), v, p.charset, p.class, p.prefix)
+		return p.coll.Append(append(dst, 's'), v, p.prefix)
 	}
 	if fmt.Sprintf("%T", v) == "*replication.JsonDiff" {
 		return nil
 	}
 	return append(append(dst, 'x'), fmt.Sprint(v)...)
+}
+
+// appendFloat encodes a FLOAT or DOUBLE value; -0 is 0, as the server
+// compares them.
+func appendFloat(dst []byte, v float64) []byte {
+	if v == 0 {
+		v = 0
+	}
+	return binary.LittleEndian.AppendUint64(append(dst, 'f'), math.Float64bits(v))
 }
 
 func appendInt(dst []byte, v int64) []byte {

@@ -73,7 +73,7 @@ func TestKeysCollide(t *testing.T) {
 		{"case-insensitive unique", rows(cat, "p", binlog.Delete, []any{int32(1), "a"}), rows(cat, "p", binlog.Insert, []any{int32(9), "A"}), true},
 		{"accent-insensitive unique", rows(cat, "p", binlog.Delete, []any{int32(1), "e"}), rows(cat, "p", binlog.Insert, []any{int32(9), "É"}), true},
 		{"trailing spaces pad", rows(cat, "p", binlog.Delete, []any{int32(1), "ab"}), rows(cat, "p", binlog.Insert, []any{int32(9), "ab  "}), true},
-		{"ß and ss", rows(cat, "p", binlog.Delete, []any{int32(1), "straße"}), rows(cat, "p", binlog.Insert, []any{int32(9), "STRASSE"}), true},
+		{"ß is s in general_ci", rows(cat, "p", binlog.Delete, []any{int32(1), "straße"}), rows(cat, "p", binlog.Insert, []any{int32(9), "STRASE"}), true},
 		{"binary collation keeps case", rows(cat, "bin", binlog.Delete, []any{int32(1), "a"}), rows(cat, "bin", binlog.Insert, []any{int32(9), "A"}), false},
 		{"latin1 bytes fold too", rows(cat, "l1", binlog.Delete, []any{int32(1), "\xe9"}), rows(cat, "l1", binlog.Insert, []any{int32(9), "\xc9"}), true},
 		{"prefix unique key", rows(cat, "pre", binlog.Delete, []any{int32(1), "abcdef"}), rows(cat, "pre", binlog.Insert, []any{int32(9), "abcxyz"}), true},
