@@ -13,7 +13,7 @@ import (
 // once from the catalog.
 type tablePlan struct {
 	token        uint64    // this table's token
-	keyless      bool      // no primary or unique key: writers are exclusive
+	keyless      bool      // no primary key nor unique key on NOT NULL columns: writers are exclusive
 	cascadeChild bool      // a parent's cascading foreign key can change its rows
 	cascades     []uint64  // tokens of tables an update or delete here can cascade into
 	keys         []keyPlan // unique keys, referenced column lists, parent keys of foreign keys
@@ -39,9 +39,15 @@ func (x *Extractor) plan(t *schema.Table) *tablePlan {
 	}
 	name := schema.TableName{Schema: t.Schema, Name: t.Name}
 	p := &tablePlan{token: tableToken(name)}
+	// A row is known by its keys only if one of them can never be NULL: a
+	// unique key with a NULL part holds any number of such rows, which
+	// then have no key at all (MySQL falls back to commit order for them).
+	// Without such a key the table is keyless.
 	p.keyless = true
 	for _, ix := range t.Indexes {
-		p.keyless = false
+		if ix.Primary || !slices.ContainsFunc(ix.Columns, func(c int) bool { return t.Columns[c].Nullable }) {
+			p.keyless = false
+		}
 		p.keys = append(p.keys, newKeyPlan(t, ix.Name, ix.Columns, ix.Prefix, t, ix.Columns))
 	}
 	// Column lists other tables' foreign keys reference without a unique

@@ -20,6 +20,8 @@ CREATE TABLE u (id INT PRIMARY KEY, a INT NULL, b INT NULL, UNIQUE KEY ab (a, b)
 CREATE TABLE k (x INT, y VARCHAR(5));
 CREATE TABLE bin (id INT PRIMARY KEY, name VARCHAR(20) COLLATE utf8mb4_bin NOT NULL, UNIQUE KEY name (name));
 CREATE TABLE l1 (id INT PRIMARY KEY, name VARCHAR(20) CHARACTER SET latin1 NOT NULL, UNIQUE KEY name (name));
+CREATE TABLE nu (a INT NULL, b INT, UNIQUE KEY a (a));
+CREATE TABLE nn (a INT NOT NULL, b INT NULL, c INT NULL, UNIQUE KEY bc (b, c), UNIQUE KEY a (a));
 CREATE TABLE pre (id INT PRIMARY KEY, s VARCHAR(50) NOT NULL, UNIQUE KEY s (s(3)));
 `
 
@@ -128,6 +130,30 @@ func TestBarriersAndTokens(t *testing.T) {
 	}
 	if ws := extract(x, rows(cat, "plain", binlog.Insert, []any{int32(1), int32(3)})); len(ws.Shared) != 0 {
 		t.Errorf("a child without cascading actions takes shared token %v", ws.Shared)
+	}
+}
+
+// TestNullableUniqueKeyIsKeyless: without a primary key, a unique key with
+// a nullable column does not identify rows (any number of rows may hold
+// NULL in it), so its table is keyless: INSERT (NULL,5), UPDATE to
+// (NULL,6) and DELETE (NULL,6) must still conflict.
+func TestNullableUniqueKeyIsKeyless(t *testing.T) {
+	cat := catalog(t)
+	x := NewExtractor(cat)
+	ins := extract(x, rows(cat, "nu", binlog.Insert, []any{nil, int32(5)}))
+	upd := extract(x, rows(cat, "nu", binlog.Update, []any{nil, int32(5)}, []any{nil, int32(6)}))
+	del := extract(x, rows(cat, "nu", binlog.Delete, []any{nil, int32(6)}))
+	for _, ws := range []*Writeset{ins, upd, del} {
+		if ws.Barrier != CauseNone || len(ws.Exclusive) != 1 || ws.Exclusive[0] != ins.Exclusive[0] {
+			t.Fatalf("writes to a table keyed by a nullable unique key only: %+v, want the table's exclusive token", ws)
+		}
+	}
+	deps := run(WritesetMode, 0, []step{{excl: ins.Exclusive}, {excl: upd.Exclusive}, {excl: del.Exclusive}})
+	if criticalPath(deps) != 3 {
+		t.Errorf("INSERT, UPDATE, DELETE of one NULL-keyed row: deps %+v, want a chain", deps)
+	}
+	if ws := extract(x, rows(cat, "nn", binlog.Insert, []any{int32(1), nil, nil})); len(ws.Exclusive) != 0 || len(ws.Keys) != 1 {
+		t.Errorf("a unique key on NOT NULL columns identifies rows: %+v, want its key and no token", ws)
 	}
 }
 
