@@ -22,6 +22,7 @@ CREATE TABLE bin (id INT PRIMARY KEY, name VARCHAR(20) COLLATE utf8mb4_bin NOT N
 CREATE TABLE l1 (id INT PRIMARY KEY, name VARCHAR(20) CHARACTER SET latin1 NOT NULL, UNIQUE KEY name (name));
 CREATE TABLE nu (a INT NULL, b INT, UNIQUE KEY a (a));
 CREATE TABLE nn (a INT NOT NULL, b INT NULL, c INT NULL, UNIQUE KEY bc (b, c), UNIQUE KEY a (a));
+CREATE TABLE m (id INT PRIMARY KEY, u INT NULL, v INT, UNIQUE KEY u (u));
 CREATE TABLE pre (id INT PRIMARY KEY, s VARCHAR(50) NOT NULL, UNIQUE KEY s (s(3)));
 `
 
@@ -154,6 +155,33 @@ func TestNullableUniqueKeyIsKeyless(t *testing.T) {
 	}
 	if ws := extract(x, rows(cat, "nn", binlog.Insert, []any{int32(1), nil, nil})); len(ws.Exclusive) != 0 || len(ws.Keys) != 1 {
 		t.Errorf("a unique key on NOT NULL columns identifies rows: %+v, want its key and no token", ws)
+	}
+}
+
+// TestMinimalRowImage: with binlog_row_image=MINIMAL an update's before
+// image holds the primary key and its after image only the columns set.
+// An unchanged key column is the before image's; an unchanged unique key
+// the images lack needs no hash; a changed one whose old value is unknown
+// is a barrier.
+func TestMinimalRowImage(t *testing.T) {
+	cat := catalog(t)
+	x := NewExtractor(cat)
+	setV := rows(cat, "m", binlog.Update, []any{int32(5), nil, nil}, []any{nil, nil, int32(7)})
+	setV.Before, setV.After = []byte{0x01}, []byte{0x04}
+	ws := extract(x, setV)
+	del := extract(x, rows(cat, "m", binlog.Delete, []any{int32(5), int32(1), int32(2)}))
+	if ws.Barrier != CauseNone || len(ws.Keys) != 1 || !intersects(ws.Keys, del.Keys) {
+		t.Errorf("UPDATE m SET v=7 WHERE id=5 (minimal images): %+v, want the primary key 5 only", ws)
+	}
+	movePK := rows(cat, "m", binlog.Update, []any{int32(5), nil, nil}, []any{int32(6), nil, nil})
+	movePK.Before, movePK.After = []byte{0x01}, []byte{0x01}
+	if ws := extract(x, movePK); ws.Barrier != CauseNone || len(ws.Keys) != 2 {
+		t.Errorf("UPDATE m SET id=6 WHERE id=5 (minimal images): %+v, want both primary keys", ws)
+	}
+	setU := rows(cat, "m", binlog.Update, []any{int32(5), nil, nil}, []any{nil, int32(3), nil})
+	setU.Before, setU.After = []byte{0x01}, []byte{0x02}
+	if ws := extract(x, setU); ws.Barrier != CauseMissingKeyColumn {
+		t.Errorf("UPDATE m SET u=3 (minimal images, old u unknown): %s, want a barrier", ws.Barrier)
 	}
 }
 
