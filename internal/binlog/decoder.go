@@ -177,7 +177,7 @@ func (d *Decoder) query(t *Txn, e *replication.QueryEvent) {
 		return
 	}
 	kind := ClassifyStatement(q)
-	st := Statement{Schema: string(e.Schema), Query: q, DDL: kind == StmtDDL}
+	st := Statement{Schema: string(e.Schema), Query: q, DDL: kind == StmtDDL, Charsets: parseQueryCharsets(e.StatusVars)}
 	t.Statements = append(t.Statements, st)
 	switch kind {
 	case StmtDDL:

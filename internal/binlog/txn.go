@@ -122,6 +122,9 @@ type Statement struct {
 	Schema string // the session's current database on the source
 	Query  string
 	DDL    bool
+	// Charsets are the session's character set settings (DDL inherits
+	// them).
+	Charsets QueryCharsets
 }
 
 // Txn is one source transaction, decoded.
