@@ -29,6 +29,10 @@ func (a *applier) createTable(n *ast.CreateTableStmt) error {
 	}
 	d := &draft{schema: name.Schema, name: name.Name}
 	d.charset, d.collation = a.tableCharset(name.Schema, n.Options)
+	if d.charset == unknownCharset || d.collation == unknownCharset {
+		a.unknown(name)
+		return fmt.Errorf("%w: CREATE TABLE %s: its default character set comes from a session setting the catalog cannot name", ErrUnparsed, name)
+	}
 	for _, def := range n.Cols {
 		if err := a.addColumn(d, def, nil); err != nil {
 			a.unknown(name)

@@ -57,6 +57,26 @@ func (ch Change) Empty() bool { return len(ch.Tables) == 0 && len(ch.Schemas) ==
 // the tables involved are marked Unknown. The returned Change is valid even
 // with an error.
 func (c *Catalog) ApplyDDL(currentSchema, query string) (Change, error) {
+	return c.ApplyDDLIn(Session{}, currentSchema, query)
+}
+
+// Session is what a DDL statement inherits from the session that ran it on
+// the source: the collation IDs its query event carries (0: not carried).
+type Session struct {
+	// CollationServer is collation_server: a database created without a
+	// character set gets it.
+	CollationServer int
+	// DefaultUTF8MB4 is MySQL 8's default_collation_for_utf8mb4: the
+	// collation of CHARACTER SET utf8mb4 without COLLATE.
+	DefaultUTF8MB4 int
+}
+
+// ApplyDDLIn is ApplyDDL with the settings of the statement's session on
+// the source in force instead of the catalog's server defaults (see
+// SetServerCollation). A collation ID the catalog does not know makes what
+// inherits it Unknown rather than guessed.
+func (c *Catalog) ApplyDDLIn(s Session, currentSchema, query string) (Change, error) {
+	defer c.useSession(s)()
 	a := newApplier(c, currentSchema)
 	err := a.apply(cleanQuery(query))
 	return a.change(), err
