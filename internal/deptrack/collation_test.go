@@ -86,3 +86,22 @@ func uniqueKey(t *testing.T, x *Extractor, cat *schema.Catalog, table string, v 
 	t.Fatalf("%s: no key shared by two rows with value %q", table, v)
 	return 0
 }
+
+// TestStreamDatabaseCollation: a database a MySQL 8 source creates without
+// a character set gets the session's collation_server (here
+// utf8mb4_0900_ai_ci, as the query event says), so its UTF-8 keys are
+// weighed as UTF-8 under that collation, not decoded as cp1252.
+func TestStreamDatabaseCollation(t *testing.T) {
+	cat := schema.NewCatalog()
+	cat.SetFlavor(schema.MySQL)
+	s := schema.Session{CollationServer: 255, DefaultUTF8MB4: 255}
+	for _, q := range []string{"CREATE DATABASE d", "CREATE TABLE u (id INT PRIMARY KEY, email VARCHAR(50) NOT NULL UNIQUE)"} {
+		if _, err := cat.ApplyDDLIn(s, "d", q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := NewExtractor(cat)
+	if a, b := uniqueKey(t, x, cat, "u", "josé@x"), uniqueKey(t, x, cat, "u", "JOSÉ@x"); a != b {
+		t.Error("'josé@x' and 'JOSÉ@x' hash apart under utf8mb4_0900_ai_ci")
+	}
+}
