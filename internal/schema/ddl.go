@@ -130,6 +130,9 @@ func (a *applier) tableName(tn *ast.TableName) TableName {
 func (a *applier) apply(text string) error {
 	a.typeOverrides, a.ifExists, a.ifNotExists, a.orReplace = nil, false, false, false
 	toks := tokenize(text)
+	if body, ok := setStatementBody(text, toks); ok {
+		text, toks = body, tokenize(body)
+	}
 	if !mayChangeTables(toks) {
 		return nil
 	}

@@ -86,3 +86,22 @@ func TestLiveLoadServerCollation(t *testing.T) {
 		t.Errorf("database created after Load: %+v, want the server's utf8mb4_unicode_ci", sc)
 	}
 }
+
+// TestWrappedDDL: DDL inside a versioned comment or after MariaDB's SET
+// STATEMENT ... FOR prefix changes the catalog like the bare statement.
+func TestWrappedDDL(t *testing.T) {
+	c := NewCatalog()
+	for _, q := range []string{
+		"CREATE DATABASE d",
+		"CREATE TABLE t (a INT PRIMARY KEY, b INT NOT NULL, c INT NOT NULL)",
+		"/*!80013 ALTER TABLE t ADD UNIQUE KEY ub (b) */",
+		"SET STATEMENT max_statement_time=10, sql_mode='STRICT_ALL_TABLES' FOR ALTER TABLE t ADD UNIQUE KEY uc (c)",
+	} {
+		if _, err := c.ApplyDDL("d", q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if tb := c.Table("d", "t"); tb == nil || tb.Index("ub") == nil || tb.Index("uc") == nil {
+		t.Errorf("d.t: %+v, want unique keys ub and uc", tb)
+	}
+}
