@@ -28,6 +28,11 @@ type Catalog struct {
 	// databases the catalog has not seen created.
 	server    Schema
 	serverSet bool
+	// complete holds the databases whose every table the catalog has
+	// (loaded from a server, or created since); allSchemas is set when
+	// the catalog has every database (loaded from a whole server).
+	complete   map[string]bool
+	allSchemas bool
 	// charsetDefault overrides the default collation of a character set
 	// (MySQL 8: utf8mb4 → utf8mb4_0900_ai_ci).
 	charsetDefault map[string]string
@@ -60,6 +65,7 @@ func NewCatalog() *Catalog {
 		unknown:        map[TableName]bool{},
 		schemas:        map[string]Schema{},
 		children:       map[TableName][]ChildRef{},
+		complete:       map[string]bool{},
 		server:         Schema{Charset: "latin1", Collation: "latin1_swedish_ci"},
 		charsetDefault: map[string]string{},
 	}
@@ -252,6 +258,8 @@ func (c *Catalog) Clone() *Catalog {
 		children:       maps.Clone(c.children),
 		server:         c.server,
 		serverSet:      c.serverSet,
+		complete:       maps.Clone(c.complete),
+		allSchemas:     c.allSchemas,
 		charsetDefault: maps.Clone(c.charsetDefault),
 		flavor:         c.flavor,
 	}
@@ -383,6 +391,7 @@ func (c *Catalog) dropSchema(schema string) []TableName {
 		c.remove(name)
 	}
 	delete(c.schemas, schema)
+	delete(c.complete, schema)
 	slices.SortFunc(dropped, TableName.Compare)
 	return dropped
 }

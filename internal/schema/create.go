@@ -18,6 +18,12 @@ func (a *applier) createTable(n *ast.CreateTableStmt) error {
 	if n.IfNotExists && (a.c.tables[name] != nil || a.c.unknown[name]) {
 		return nil
 	}
+	// A table the catalog lacks, in a database whose tables it may not all
+	// know, may exist with another definition, which the server then kept.
+	mayExist := (n.IfNotExists || a.ifNotExists) && !a.dump && !a.c.complete[name.Schema]
+	if mayExist {
+		defer a.unknown(name)
+	}
 	switch {
 	case n.ReferTable != nil:
 		return a.createLike(name, a.tableName(n.ReferTable))

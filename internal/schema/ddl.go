@@ -94,6 +94,9 @@ type applier struct {
 	ifExists      bool              // IF EXISTS the parser could not take
 	ifNotExists   bool              // IF NOT EXISTS the parser could not take
 	orReplace     bool              // CREATE OR REPLACE
+	// dump is set when the statements are a schema dump, which says what
+	// exists: its IF NOT EXISTS never meets an unknown object.
+	dump bool
 }
 
 func newApplier(c *Catalog, cur string) *applier {
@@ -318,6 +321,14 @@ func (a *applier) createDatabase(n *ast.CreateDatabaseStmt) {
 	if _, ok := a.c.schemas[name]; ok && n.IfNotExists {
 		return
 	}
+	if n.IfNotExists && !a.c.allSchemas && !a.dump {
+		// The database may exist with tables and a character set the
+		// catalog does not know (the server then changed nothing): what
+		// inherits its character set is Unknown.
+		a.c.schemas[name] = Schema{Name: name, Charset: unknownCharset, Collation: unknownCharset}
+		a.schemas[name] = true
+		return
+	}
 	if a.orReplace {
 		for _, t := range a.c.dropSchema(name) {
 			a.touch(t)
@@ -325,6 +336,7 @@ func (a *applier) createDatabase(n *ast.CreateDatabaseStmt) {
 	}
 	cs, co := a.databaseCharset(n.Options, func() (string, string) { return a.c.server.Charset, a.c.server.Collation })
 	a.c.schemas[name] = Schema{Name: name, Charset: cs, Collation: co}
+	a.c.complete[name] = true
 	a.schemas[name] = true
 }
 

@@ -32,7 +32,11 @@ func Load(ctx context.Context, db *sql.DB, schemas ...string) (*Catalog, error) 
 			f.args = append(f.args, s)
 		}
 	}
-	return load(ctx, db, f)
+	c, err := load(ctx, db, f)
+	if err == nil {
+		c.allSchemas = len(schemas) == 0
+	}
+	return c, err
 }
 
 // LoadTable reads one table from a live server, to refresh it in a catalog.
@@ -169,6 +173,7 @@ func (l *loader) loadSchemas(ctx context.Context, db *sql.DB, f filter) error {
 		}
 		s.Charset, s.Collation = normCharset(s.Charset), normCollation(s.Collation)
 		l.c.schemas[s.Name] = s
+		l.c.complete[s.Name] = f.table == ""
 		return nil
 	})
 }

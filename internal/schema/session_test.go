@@ -3,6 +3,7 @@ package schema
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -103,5 +104,40 @@ func TestWrappedDDL(t *testing.T) {
 	}
 	if tb := c.Table("d", "t"); tb == nil || tb.Index("ub") == nil || tb.Index("uc") == nil {
 		t.Errorf("d.t: %+v, want unique keys ub and uc", tb)
+	}
+}
+
+// TestIfNotExistsOnUnknownObjects: CREATE ... IF NOT EXISTS of a table or
+// database the catalog lacks changed nothing on the server if it existed
+// there, so unless the catalog knows every table of the database (a
+// database it loaded or saw created), the result is Unknown, not the
+// statement's guess.
+func TestIfNotExistsOnUnknownObjects(t *testing.T) {
+	c := NewCatalog()
+	apply := func(cur, q string) {
+		t.Helper()
+		if _, err := c.ApplyDDL(cur, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	apply("app", "CREATE TABLE IF NOT EXISTS t (id INT PRIMARY KEY)")
+	if !c.Unknown("app", "t") {
+		t.Error("CREATE TABLE IF NOT EXISTS in a database the catalog does not know: not Unknown")
+	}
+	apply("", "CREATE DATABASE fresh")
+	apply("fresh", "CREATE TABLE IF NOT EXISTS t (id INT PRIMARY KEY)")
+	if c.Unknown("fresh", "t") || c.Table("fresh", "t") == nil {
+		t.Error("CREATE TABLE IF NOT EXISTS in a database created in the stream: Unknown")
+	}
+	apply("", "CREATE DATABASE IF NOT EXISTS old")
+	if _, err := c.ApplyDDL("old", "CREATE TABLE t (s VARCHAR(5) PRIMARY KEY)"); err == nil || !c.Unknown("old", "t") {
+		t.Error("a table inheriting the character set of a database that may have existed: not Unknown")
+	}
+	d, _, err := Parse(strings.NewReader("CREATE DATABASE IF NOT EXISTS dumped DEFAULT CHARACTER SET utf8mb4;\nUSE dumped;\nCREATE TABLE IF NOT EXISTS t (s VARCHAR(5) PRIMARY KEY);\n"), "dump.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := d.Schema("dumped"); s.Charset != "utf8mb4" || d.Unknown("dumped", "t") {
+		t.Errorf("a dump says what exists: %+v, unknown %v", s, d.Unknown("dumped", "t"))
 	}
 }
