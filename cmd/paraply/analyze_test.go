@@ -17,8 +17,16 @@ import (
 func TestAnalyzeOutputs(t *testing.T) {
 	files := []string{fixtures.Binlog("rust-us__mysql-cdc-rs/binlog.000693"), fixtures.Binlog("rust-us__mysql-cdc-rs/binlog.000694")}
 	html := filepath.Join(t.TempDir(), "report.html")
+	// The files create their tables with CREATE TABLE IF NOT EXISTS, which
+	// keeps a table that already exists: the schema says that the
+	// database was empty at the start, so their definitions are the ones
+	// in the stream.
+	schemaFile := filepath.Join(t.TempDir(), "schema.sql")
+	if err := os.WriteFile(schemaFile, []byte("CREATE DATABASE hdb_meta;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var out, errOut bytes.Buffer
-	cmd := paraply(append([]string{"analyze", "--json", "--html", html}, files...)...)
+	cmd := paraply(append([]string{"analyze", "--json", "--html", html, "--schema-file", schemaFile}, files...)...)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("analyze: %v\n%s", err, errOut.String())

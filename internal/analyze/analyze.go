@@ -98,6 +98,9 @@ func Run(opts Options) (*Report, error) {
 			runErr = err
 			break
 		}
+		if n == 0 {
+			followFlavor(opts.Catalog, reader.Format())
+		}
 		x.Extract(txn, &ws)
 		acc.txn(txn, &ws)
 		rows := txn.RowCount()
@@ -134,6 +137,25 @@ func Run(opts Options) (*Report, error) {
 	}
 	r.Recommendation = recommend(r, opts.Workers)
 	return r, runErr
+}
+
+// followFlavor makes the catalog read the stream's DDL as the server that
+// wrote it does: MySQL's JSON type and column-level REFERENCES, and, unless
+// the catalog came from a server that said, MySQL's default collations
+// (8.0 and later: utf8mb4_0900_ai_ci).
+func followFlavor(cat *schema.Catalog, f *binlog.Format) {
+	if f == nil || f.Flavor != binlog.FlavorMySQL || cat.Flavor() == schema.MySQL {
+		return
+	}
+	cat.SetFlavor(schema.MySQL)
+	if v := f.ServerVersion; len(v) < 2 || v[1] != '.' || v[0] < '8' {
+		cat.SetCharsetDefault("utf8mb4", "utf8mb4_general_ci") // 5.x
+		if !cat.HasServerCollation() {
+			cat.SetServerCollation("latin1_swedish_ci")
+		}
+	} else if !cat.HasServerCollation() {
+		cat.SetServerCollation("utf8mb4_0900_ai_ci")
+	}
 }
 
 // speedups turns simulated makespans into speedups over one worker.

@@ -138,7 +138,8 @@ func (a *accumulator) ddl(cat *schema.Catalog, t *binlog.Txn) {
 		if st.Kind != binlog.StmtDDL {
 			continue
 		}
-		if _, err := cat.ApplyDDL(st.Schema, st.Query); err != nil && len(a.ddlWarnings) < 100 {
+		session := schema.Session{CollationServer: int(st.Charsets.Server), DefaultUTF8MB4: int(st.Charsets.DefaultUTF8MB4)}
+		if _, err := cat.ApplyDDLIn(session, st.Schema, st.Query); err != nil && len(a.ddlWarnings) < 100 {
 			a.ddlWarnings = append(a.ddlWarnings, binlog.RedactSecrets(fmt.Sprintf("%s: %v", t.ID(), err)))
 		}
 	}

@@ -200,7 +200,7 @@ func (d *Decoder) query(t *Txn, e *replication.QueryEvent) error {
 		return nil
 	}
 	kind := ClassifyStatement(q)
-	st := Statement{Schema: string(e.Schema), Query: q, Kind: kind, At: len(t.Rows)}
+	st := Statement{Schema: string(e.Schema), Query: q, Kind: kind, At: len(t.Rows), Charsets: parseQueryCharsets(e.StatusVars)}
 	t.Statements = append(t.Statements, st)
 	switch kind {
 	case StmtDDL:
@@ -251,22 +251,24 @@ type StmtKind uint8
 
 // Statement kinds.
 const (
-	StmtDML       StmtKind = iota + 1 // changes rows: INSERT, UPDATE, DELETE, LOAD, CALL, ...
+	StmtDML       StmtKind = iota + 1 // changes rows: INSERT, UPDATE, DELETE, LOAD, CALL, SELECT f(), DO f() ...
 	StmtDDL                           // changes definitions or privileges
 	StmtSavepoint                     // SAVEPOINT, ROLLBACK TO, RELEASE SAVEPOINT
-	StmtOther                         // session or no-op statements (SET, DO, ...)
+	StmtOther                         // session statements (SET, USE)
 	StmtControl                       // transaction bounds: BEGIN, COMMIT, ROLLBACK, XA ...
 )
 
 // ClassifyStatement tells what a statement logged in a query event does,
-// from its first keyword.
+// from its first keyword (see statementBody). A SELECT or DO in the binary
+// log calls a function that changes data: it is logged as a statement only
+// then, so its rows are not in the log.
 func ClassifyStatement(q string) StmtKind {
 	switch {
 	case isKeyword(q, "BEGIN"), isKeyword(q, "COMMIT"), isKeyword(q, "XA"),
 		isKeyword(q, "ROLLBACK") && !isRollbackToSavepoint(q):
 		return StmtControl
 	}
-	w := strings.ToUpper(firstWord(q))
+	w := strings.ToUpper(firstWord(statementBody(q)))
 	switch w {
 	case "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "GRANT", "REVOKE",
 		"ANALYZE", "OPTIMIZE", "REPAIR", "INSTALL", "UNINSTALL", "FLUSH", "CHECK":
@@ -275,7 +277,7 @@ func ClassifyStatement(q string) StmtKind {
 		return StmtSavepoint
 	case "ROLLBACK":
 		return StmtSavepoint // ROLLBACK TO (a plain ROLLBACK is control)
-	case "SET", "DO", "SELECT", "USE":
+	case "SET", "USE":
 		return StmtOther
 	}
 	return StmtDML

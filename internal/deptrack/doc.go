@@ -25,9 +25,13 @@
 // Transactions whose rows cannot be described by keys are barriers: they
 // wait for everything before them and everything after waits for them (DDL,
 // statement-format DML, tables whose keys are unknown, row images missing a
-// key column). A table without any primary or unique key is not a barrier:
-// its writers take an exclusive token on the table, so they run one at a
-// time but beside transactions on other tables. Foreign keys with cascading
+// key column that an update changed). A table without a primary key or a
+// unique key on NOT NULL columns is not a barrier: its writers take an
+// exclusive token on the table, so they run one at a time but beside
+// transactions on other tables.
+//
+// String key values hash by their collation's weights (package collation),
+// so values the server calls equal share a key. Foreign keys with cascading
 // actions work the same way: a transaction that may cascade into a child
 // table takes that table's exclusive token, and ordinary writers of the
 // child take a shared one.

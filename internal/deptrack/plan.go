@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/paraply/paraply/internal/deptrack/collation"
 	"github.com/paraply/paraply/internal/schema"
 )
 
@@ -12,7 +13,7 @@ import (
 // once from the catalog.
 type tablePlan struct {
 	token        uint64    // this table's token
-	keyless      bool      // no primary or unique key: writers are exclusive
+	keyless      bool      // no primary key nor unique key on NOT NULL columns: writers are exclusive
 	cascadeChild bool      // a parent's cascading foreign key can change its rows
 	cascades     []uint64  // tokens of tables an update or delete here can cascade into
 	keys         []keyPlan // unique keys, referenced column lists, parent keys of foreign keys
@@ -28,9 +29,8 @@ type keyPlan struct {
 }
 
 type partPlan struct {
-	charset string
-	class   foldClass
-	prefix  int
+	coll   *collation.Collation // how string values key
+	prefix int                  // a prefix index's length, 0 for the whole value
 }
 
 func (x *Extractor) plan(t *schema.Table) *tablePlan {
@@ -39,9 +39,15 @@ func (x *Extractor) plan(t *schema.Table) *tablePlan {
 	}
 	name := schema.TableName{Schema: t.Schema, Name: t.Name}
 	p := &tablePlan{token: tableToken(name)}
+	// A row is known by its keys only if one of them can never be NULL: a
+	// unique key with a NULL part holds any number of such rows, which
+	// then have no key at all (MySQL falls back to commit order for them).
+	// Without such a key the table is keyless.
 	p.keyless = true
 	for _, ix := range t.Indexes {
-		p.keyless = false
+		if ix.Primary || !slices.ContainsFunc(ix.Columns, func(c int) bool { return t.Columns[c].Nullable }) {
+			p.keyless = false
+		}
 		p.keys = append(p.keys, newKeyPlan(t, ix.Name, ix.Columns, ix.Prefix, t, ix.Columns))
 	}
 	// Column lists other tables' foreign keys reference without a unique
@@ -128,13 +134,26 @@ func newKeyPlanFor(owner schema.TableName, name string, cols []int, fold *schema
 	k.prefix = append(k.prefix, name...)
 	k.prefix = append(k.prefix, 0)
 	k.parts = make([]partPlan, len(cols))
+	for i := range k.parts {
+		k.parts[i].coll = collation.Lookup("binary", "binary")
+	}
 	for i, oc := range ocols {
 		if oc >= 0 && oc < len(fold.Columns) {
-			c := fold.Columns[oc]
-			k.parts[i] = partPlan{charset: c.Charset, class: classify(c.Charset, c.Collation)}
+			k.parts[i] = partPlan{coll: columnCollation(fold.Columns[oc])}
 		}
 	}
 	return k
+}
+
+// columnCollation is how a column's string values compare: by their
+// collation for character columns, byte for byte for the others (binary
+// strings, and DECIMAL or temporal values, which the row images carry as
+// canonical strings).
+func columnCollation(c schema.Column) *collation.Collation {
+	if c.Charset == "" {
+		return collation.Lookup("binary", "binary")
+	}
+	return collation.Lookup(c.Charset, c.Collation)
 }
 
 // matchUnique finds a unique index over exactly the columns cols (in any

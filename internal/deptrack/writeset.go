@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/schema"
@@ -175,14 +176,23 @@ func (x *Extractor) rows(r *binlog.Rows, ws *Writeset) bool {
 
 // addKey hashes one key of one image; a NULL part skips the key (NULLs never
 // collide in a unique index).
+//
+// With binlog_row_image=MINIMAL an update's after image holds only the
+// columns it set, and its before image only the primary key: a key column
+// the after image lacks is unchanged, so it is the before image's; a key
+// none of whose columns the update set, and which the images lack, keeps
+// its value, which the update neither takes nor frees, so it needs no
+// hash. Any other missing column makes the key unknown.
 func (x *Extractor) addKey(ws *Writeset, r *binlog.Rows, image int, after bool, k *keyPlan) Cause {
-	img := r.Images[image]
 	x.buf = append(x.buf[:0], k.prefix...)
 	for i, c := range k.cols {
-		if !r.Present(c, after) {
+		v, ok := columnValue(r, image, after, c)
+		if !ok {
+			if r.Op == binlog.Update && !slices.ContainsFunc(k.cols, func(c int) bool { return r.Present(c, true) }) {
+				return CauseNone
+			}
 			return CauseMissingKeyColumn
 		}
-		v := img[c]
 		if v == nil {
 			return CauseNone
 		}
@@ -199,6 +209,18 @@ func (x *Extractor) addKey(ws *Writeset, r *binlog.Rows, image int, after bool, 
 		ws.Refs = append(ws.Refs, KeyRef{Table: k.table, Index: k.name, Rows: r, Image: image, Cols: k.cols})
 	}
 	return CauseNone
+}
+
+// columnValue returns column c of an image, taking an update's unchanged
+// column from its before image; false if the images do not hold it.
+func columnValue(r *binlog.Rows, image int, after bool, c int) (any, bool) {
+	if r.Present(c, after) {
+		return r.Images[image][c], true
+	}
+	if after && r.Op == binlog.Update && r.Present(c, false) {
+		return r.Images[image-1][c], true
+	}
+	return nil, false
 }
 
 // appendValue appends a canonical encoding of v; nil for a value that cannot
@@ -227,18 +249,27 @@ func appendValue(dst []byte, v any, p *partPlan) []byte {
 		}
 		return binary.LittleEndian.AppendUint64(append(dst, 'u'), v)
 	case float32:
-		return binary.LittleEndian.AppendUint64(append(dst, 'f'), math.Float64bits(float64(v)))
+		return appendFloat(dst, float64(v))
 	case float64:
-		return binary.LittleEndian.AppendUint64(append(dst, 'f'), math.Float64bits(v))
+		return appendFloat(dst, v)
 	case string:
-		return appendFolded(append(dst, 's'), []byte(v), p.charset, p.class, p.prefix)
+		return p.coll.Append(append(dst, 's'), unsafe.Slice(unsafe.StringData(v), len(v)), p.prefix)
 	case []byte:
-		return appendFolded(append(dst, 's'), v, p.charset, p.class, p.prefix)
+		return p.coll.Append(append(dst, 's'), v, p.prefix)
 	}
 	if fmt.Sprintf("%T", v) == "*replication.JsonDiff" {
 		return nil
 	}
 	return append(append(dst, 'x'), fmt.Sprint(v)...)
+}
+
+// appendFloat encodes a FLOAT or DOUBLE value; -0 is 0, as the server
+// compares them.
+func appendFloat(dst []byte, v float64) []byte {
+	if v == 0 {
+		v = 0
+	}
+	return binary.LittleEndian.AppendUint64(append(dst, 'f'), math.Float64bits(v))
 }
 
 func appendInt(dst []byte, v int64) []byte {

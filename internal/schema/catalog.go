@@ -26,7 +26,13 @@ type Catalog struct {
 	children map[TableName][]ChildRef
 	// server is the server's default character set and collation, for
 	// databases the catalog has not seen created.
-	server Schema
+	server    Schema
+	serverSet bool
+	// complete holds the databases whose every table the catalog has
+	// (loaded from a server, or created since); allSchemas is set when
+	// the catalog has every database (loaded from a whole server).
+	complete   map[string]bool
+	allSchemas bool
 	// charsetDefault overrides the default collation of a character set
 	// (MySQL 8: utf8mb4 → utf8mb4_0900_ai_ci).
 	charsetDefault map[string]string
@@ -59,6 +65,7 @@ func NewCatalog() *Catalog {
 		unknown:        map[TableName]bool{},
 		schemas:        map[string]Schema{},
 		children:       map[TableName][]ChildRef{},
+		complete:       map[string]bool{},
 		server:         Schema{Charset: "latin1", Collation: "latin1_swedish_ci"},
 		charsetDefault: map[string]string{},
 	}
@@ -177,7 +184,50 @@ func (c *Catalog) Schema(name string) (Schema, bool) {
 func (c *Catalog) SetServerCollation(collation string) {
 	collation = normCollation(collation)
 	c.server = Schema{Charset: charsetOf(collation), Collation: collation}
+	c.serverSet = true
 }
+
+// unknownCharset stands for a character set or collation a statement
+// inherited from its session on the source that the catalog cannot name.
+// A table that would inherit it is marked Unknown; a column that does
+// anyway keys every value alike (it names no collation paraply weighs).
+const unknownCharset = "?"
+
+// useSession puts a statement's session settings in force and returns what
+// restores the catalog's own.
+func (c *Catalog) useSession(s Session) (restore func()) {
+	server := c.server
+	utf8, hadUTF8 := c.charsetDefault["utf8mb4"]
+	if s.CollationServer != 0 {
+		co := collationByID(c.flavor, s.CollationServer)
+		c.server = Schema{Charset: charsetOf(co), Collation: co}
+		if c.server.Charset == "" {
+			c.server = Schema{Charset: unknownCharset, Collation: unknownCharset}
+		}
+	}
+	if s.DefaultUTF8MB4 != 0 {
+		co := collationByID(c.flavor, s.DefaultUTF8MB4)
+		if charsetOf(co) != "utf8mb4" {
+			co = unknownCharset
+		}
+		c.charsetDefault["utf8mb4"] = co
+	}
+	return func() {
+		c.server = server
+		if hadUTF8 {
+			c.charsetDefault["utf8mb4"] = utf8
+		} else {
+			delete(c.charsetDefault, "utf8mb4")
+		}
+	}
+}
+
+// HasServerCollation reports whether SetServerCollation (or Load, which
+// reads the server's) set the server's default collation.
+func (c *Catalog) HasServerCollation() bool { return c.serverSet }
+
+// Flavor is the kind of server whose DDL the catalog follows.
+func (c *Catalog) Flavor() Flavor { return c.flavor }
 
 // SetFlavor sets the kind of server whose DDL the catalog follows (MariaDB
 // by default). MySQL also makes utf8mb4 default to utf8mb4_0900_ai_ci.
@@ -207,6 +257,9 @@ func (c *Catalog) Clone() *Catalog {
 		schemas:        maps.Clone(c.schemas),
 		children:       maps.Clone(c.children),
 		server:         c.server,
+		serverSet:      c.serverSet,
+		complete:       maps.Clone(c.complete),
+		allSchemas:     c.allSchemas,
 		charsetDefault: maps.Clone(c.charsetDefault),
 		flavor:         c.flavor,
 	}
@@ -338,6 +391,7 @@ func (c *Catalog) dropSchema(schema string) []TableName {
 		c.remove(name)
 	}
 	delete(c.schemas, schema)
+	delete(c.complete, schema)
 	slices.SortFunc(dropped, TableName.Compare)
 	return dropped
 }

@@ -67,6 +67,27 @@ func mayChangeTables(toks []token) bool {
 	return !noOpStatements[first]
 }
 
+// setStatementBody returns the statement after MariaDB's "SET STATEMENT
+// var=value[, ...] FOR" prefix, which runs it with session variables set;
+// false if text has no such prefix.
+func setStatementBody(text string, toks []token) (string, bool) {
+	if len(toks) < 2 || !toks[0].is("SET") || !toks[1].is("STATEMENT") {
+		return "", false
+	}
+	depth := 0
+	for _, t := range toks[2:] {
+		switch {
+		case t.isPunct("("):
+			depth++
+		case t.isPunct(")"):
+			depth--
+		case depth == 0 && t.is("FOR"):
+			return text[t.end:], true
+		}
+	}
+	return "", false
+}
+
 // tableWords are the words after which a statement names a table.
 var tableWords = map[string]bool{
 	"TABLE": true, "TABLES": true, "REFERENCES": true, "ON": true, "TO": true, "LIKE": true,

@@ -18,6 +18,12 @@ func (a *applier) createTable(n *ast.CreateTableStmt) error {
 	if n.IfNotExists && (a.c.tables[name] != nil || a.c.unknown[name]) {
 		return nil
 	}
+	// A table the catalog lacks, in a database whose tables it may not all
+	// know, may exist with another definition, which the server then kept.
+	mayExist := (n.IfNotExists || a.ifNotExists) && !a.dump && !a.c.complete[name.Schema]
+	if mayExist {
+		defer a.unknown(name)
+	}
 	switch {
 	case n.ReferTable != nil:
 		return a.createLike(name, a.tableName(n.ReferTable))
@@ -29,6 +35,10 @@ func (a *applier) createTable(n *ast.CreateTableStmt) error {
 	}
 	d := &draft{schema: name.Schema, name: name.Name}
 	d.charset, d.collation = a.tableCharset(name.Schema, n.Options)
+	if d.charset == unknownCharset || d.collation == unknownCharset {
+		a.unknown(name)
+		return fmt.Errorf("%w: CREATE TABLE %s: its default character set comes from a session setting the catalog cannot name", ErrUnparsed, name)
+	}
 	for _, def := range n.Cols {
 		if err := a.addColumn(d, def, nil); err != nil {
 			a.unknown(name)

@@ -57,6 +57,26 @@ func (ch Change) Empty() bool { return len(ch.Tables) == 0 && len(ch.Schemas) ==
 // the tables involved are marked Unknown. The returned Change is valid even
 // with an error.
 func (c *Catalog) ApplyDDL(currentSchema, query string) (Change, error) {
+	return c.ApplyDDLIn(Session{}, currentSchema, query)
+}
+
+// Session is what a DDL statement inherits from the session that ran it on
+// the source: the collation IDs its query event carries (0: not carried).
+type Session struct {
+	// CollationServer is collation_server: a database created without a
+	// character set gets it.
+	CollationServer int
+	// DefaultUTF8MB4 is MySQL 8's default_collation_for_utf8mb4: the
+	// collation of CHARACTER SET utf8mb4 without COLLATE.
+	DefaultUTF8MB4 int
+}
+
+// ApplyDDLIn is ApplyDDL with the settings of the statement's session on
+// the source in force instead of the catalog's server defaults (see
+// SetServerCollation). A collation ID the catalog does not know makes what
+// inherits it Unknown rather than guessed.
+func (c *Catalog) ApplyDDLIn(s Session, currentSchema, query string) (Change, error) {
+	defer c.useSession(s)()
 	a := newApplier(c, currentSchema)
 	err := a.apply(cleanQuery(query))
 	return a.change(), err
@@ -74,6 +94,9 @@ type applier struct {
 	ifExists      bool              // IF EXISTS the parser could not take
 	ifNotExists   bool              // IF NOT EXISTS the parser could not take
 	orReplace     bool              // CREATE OR REPLACE
+	// dump is set when the statements are a schema dump, which says what
+	// exists: its IF NOT EXISTS never meets an unknown object.
+	dump bool
 }
 
 func newApplier(c *Catalog, cur string) *applier {
@@ -110,6 +133,9 @@ func (a *applier) tableName(tn *ast.TableName) TableName {
 func (a *applier) apply(text string) error {
 	a.typeOverrides, a.ifExists, a.ifNotExists, a.orReplace = nil, false, false, false
 	toks := tokenize(text)
+	if body, ok := setStatementBody(text, toks); ok {
+		text, toks = body, tokenize(body)
+	}
 	if !mayChangeTables(toks) {
 		return nil
 	}
@@ -295,6 +321,14 @@ func (a *applier) createDatabase(n *ast.CreateDatabaseStmt) {
 	if _, ok := a.c.schemas[name]; ok && n.IfNotExists {
 		return
 	}
+	if n.IfNotExists && !a.c.allSchemas && !a.dump {
+		// The database may exist with tables and a character set the
+		// catalog does not know (the server then changed nothing): what
+		// inherits its character set is Unknown.
+		a.c.schemas[name] = Schema{Name: name, Charset: unknownCharset, Collation: unknownCharset}
+		a.schemas[name] = true
+		return
+	}
 	if a.orReplace {
 		for _, t := range a.c.dropSchema(name) {
 			a.touch(t)
@@ -302,6 +336,7 @@ func (a *applier) createDatabase(n *ast.CreateDatabaseStmt) {
 	}
 	cs, co := a.databaseCharset(n.Options, func() (string, string) { return a.c.server.Charset, a.c.server.Collation })
 	a.c.schemas[name] = Schema{Name: name, Charset: cs, Collation: co}
+	a.c.complete[name] = true
 	a.schemas[name] = true
 }
 

@@ -92,6 +92,7 @@ func Parse(r io.Reader, name string) (*Catalog, []Warning, error) {
 			continue
 		}
 		a := newApplier(c, cur)
+		a.dump = true
 		err = a.apply(st.text)
 		if err == nil {
 			for _, t := range a.change().Tables {

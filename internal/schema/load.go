@@ -32,7 +32,11 @@ func Load(ctx context.Context, db *sql.DB, schemas ...string) (*Catalog, error) 
 			f.args = append(f.args, s)
 		}
 	}
-	return load(ctx, db, f)
+	c, err := load(ctx, db, f)
+	if err == nil {
+		c.allSchemas = len(schemas) == 0
+	}
+	return c, err
 }
 
 // LoadTable reads one table from a live server, to refresh it in a catalog.
@@ -111,7 +115,7 @@ type fkPart struct {
 func load(ctx context.Context, db *sql.DB, f filter) (*Catalog, error) {
 	l := &loader{c: NewCatalog(), tables: map[TableName]*Table{},
 		keyOrder: map[TableName][]string{}, keyParts: map[TableName]map[string][]keyPart{}, fks: map[fkID]*loadedFK{}}
-	steps := []func(context.Context, *sql.DB, filter) error{l.loadSchemas, l.loadTables, l.loadColumns, l.loadKeys, l.loadFKColumns, l.loadFKRules}
+	steps := []func(context.Context, *sql.DB, filter) error{l.loadServer, l.loadSchemas, l.loadTables, l.loadColumns, l.loadKeys, l.loadFKColumns, l.loadFKRules}
 	for _, step := range steps {
 		if err := step(ctx, db, f); err != nil {
 			return nil, fmt.Errorf("schema: load: %w", err)
@@ -136,6 +140,29 @@ func query(ctx context.Context, db *sql.DB, q string, args []any, scan func(*sql
 	return rows.Err()
 }
 
+// loadServer reads what DDL in the binary log inherits from the server: its
+// flavor, its default collation (collation_server, which a database created
+// without a character set gets) and, on MySQL 8, what utf8mb4 means without
+// a collation.
+func (l *loader) loadServer(ctx context.Context, db *sql.DB, _ filter) error {
+	var version, collation string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION(), @@collation_server").Scan(&version, &collation); err != nil {
+		return err
+	}
+	if !strings.Contains(strings.ToLower(version), "mariadb") {
+		l.c.SetFlavor(MySQL)
+		var utf8 sql.NullString
+		// MySQL 8.0.11 and later; older servers have no such variable.
+		if db.QueryRowContext(ctx, "SELECT @@default_collation_for_utf8mb4").Scan(&utf8) == nil && utf8.Valid {
+			l.c.SetCharsetDefault("utf8mb4", utf8.String)
+		} else if !strings.HasPrefix(version, "8.") && !strings.HasPrefix(version, "9.") {
+			l.c.SetCharsetDefault("utf8mb4", "utf8mb4_general_ci")
+		}
+	}
+	l.c.SetServerCollation(collation)
+	return nil
+}
+
 func (l *loader) loadSchemas(ctx context.Context, db *sql.DB, f filter) error {
 	where, args := f.where("SCHEMA_NAME", "")
 	return query(ctx, db, `SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME
@@ -146,6 +173,7 @@ func (l *loader) loadSchemas(ctx context.Context, db *sql.DB, f filter) error {
 		}
 		s.Charset, s.Collation = normCharset(s.Charset), normCollation(s.Collation)
 		l.c.schemas[s.Name] = s
+		l.c.complete[s.Name] = f.table == ""
 		return nil
 	})
 }

@@ -1,0 +1,45 @@
+package binlog
+
+import "testing"
+
+func TestParseQueryCharsets(t *testing.T) {
+	status := []byte{
+		qFlags2, 0, 0, 0, 0,
+		qSQLMode, 1, 2, 3, 4, 5, 6, 7, 8,
+		qCatalogNZ, 3, 's', 't', 'd',
+		qCharset, 33, 0, 224, 0, 255, 0,
+		qTimeZone, 3, 'U', 'T', 'C',
+		qInvoker, 4, 'r', 'o', 'o', 't', 1, '%',
+		qUpdatedDBNames, 2, 'a', 0, 'b', 'b', 0,
+		qDefaultUTF8MB4, 45, 0,
+		200, 1, 2, 3, // unknown: reading stops here
+		qCharset, 8, 0, 8, 0, 8, 0,
+	}
+	want := QueryCharsets{Client: 33, Connection: 224, Server: 255, DefaultUTF8MB4: 45}
+	if got := parseQueryCharsets(status); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if got := parseQueryCharsets(status[:20]); got != (QueryCharsets{}) {
+		t.Errorf("cut before the charsets: %+v", got)
+	}
+	if got := parseQueryCharsets([]byte{qCharset, 1, 2}); got != (QueryCharsets{}) {
+		t.Errorf("a short value: %+v", got)
+	}
+}
+
+// TestQueryCharsetsFromMySQL reads the statements of a file MySQL 9.0.1
+// wrote: collation_server utf8mb4_0900_ai_ci (255), client latin1 (8).
+func TestQueryCharsetsFromMySQL(t *testing.T) {
+	res := readAll(sharedPath("blackbeam__rust_mysql_common/json-opaque.binlog"))
+	if res.err != nil || len(res.txns) == 0 {
+		t.Fatal(res.err)
+	}
+	want := QueryCharsets{Client: 8, Connection: 8, Server: 255, DefaultUTF8MB4: 255}
+	for _, txn := range res.txns {
+		for _, st := range txn.Statements {
+			if st.Charsets != want {
+				t.Errorf("%q: %+v, want %+v", st.Query, st.Charsets, want)
+			}
+		}
+	}
+}
