@@ -138,7 +138,7 @@ func (a *accumulator) ddl(cat *schema.Catalog, t *binlog.Txn) {
 		if st.Kind != binlog.StmtDDL {
 			continue
 		}
-		session := schema.Session{CollationServer: int(st.Charsets.Server), DefaultUTF8MB4: int(st.Charsets.DefaultUTF8MB4)}
+		session := schema.Session{CollationServer: int(st.Session.Server), DefaultUTF8MB4: int(st.Session.DefaultUTF8MB4)}
 		if _, err := cat.ApplyDDLIn(session, st.Schema, st.Query); err != nil && len(a.ddlWarnings) < 100 {
 			a.ddlWarnings = append(a.ddlWarnings, binlog.RedactSecrets(fmt.Sprintf("%s: %v", t.ID(), err)))
 		}

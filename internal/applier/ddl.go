@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -19,21 +21,29 @@ import (
 // implicitly on MariaDB, so it cannot share a transaction with the
 // checkpoint row; checkpoint.Store brackets it instead (BeginDDL records a
 // fingerprint of what it changes, EndDDL records it applied).
+//
+// A transaction with rows as well (CREATE TABLE ... SELECT) runs its DDL
+// here, each statement recorded under a marker GTID (GTID/ddlN), and
+// leaves its rows to the caller, whose target transaction records the
+// GTID and forgets the markers: a crash in between runs only the rows
+// again.
 func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 	t := work.Txns[0]
-	if len(t.Txn.Rows) > 0 {
-		return &ConflictError{GTID: t.GTID, What: "DDL and row changes in one transaction (CREATE TABLE ... SELECT) are not supported; apply this transaction by hand, then resume after it"}
-	}
 	// A barrier runs only once everything before it has committed, not
 	// merely executed.
 	if err := w.p.seq.WaitTurn(ctx, work.First()); err != nil {
 		return err
 	}
 	stmts := ddlStatements(t.DDL.Statements)
+	markers := ddlMarkers(t)
 	for i, st := range stmts {
-		marker := t.GTID
-		if len(stmts) > 1 {
-			marker += "/ddl" + strconv.Itoa(i+1)
+		marker := markers[i]
+		if marker != t.GTID {
+			if n, err := w.p.store.Applied(ctx, []string{marker}); err != nil {
+				return err
+			} else if n > 0 {
+				continue // ran before a crash
+			}
 		}
 		// A previous attempt may have failed while the statement ran (the
 		// target restarted): its bracket row tells whether it took effect.
@@ -63,7 +73,20 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 				// with a clearer error.
 			}
 		}
-		if _, err := conn.ExecContext(ctx, st.Query); err != nil {
+		q := st.Query
+		if r, ok := schema.ReplicaEvent(q); ok {
+			q = r // as a replica keeps it: not run by the target's scheduler
+		}
+		if set := sessionSQL(st.Session); set != "" && w.p.cfg.SourceSession {
+			// The session the source ran it in, as a replica runs it: a
+			// CREATE DATABASE takes collation_server's character set. The
+			// session is closed after the DDL, so this goes with it.
+			defer w.closeConn()
+			if _, err := conn.ExecContext(ctx, set); err != nil {
+				return err
+			}
+		}
+		if _, err := conn.ExecContext(ctx, q); err != nil {
 			if !(t.DDL.Rerun && alreadyDone(err)) {
 				if classify(err) == fatal {
 					return &ConflictError{GTID: t.GTID, What: "DDL failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
@@ -71,19 +94,55 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 				return err
 			}
 		}
-		if len(stmts) > 1 {
+		if marker != t.GTID {
 			if err := w.retrying(ctx, func() error { return w.p.store.EndDDL(ctx, marker) }); err != nil {
 				return err
 			}
 		}
 	}
+	w.p.refusals.reset()
+	if len(t.Txn.Rows) > 0 {
+		return nil
+	}
 	// The DDL ran: record it, waiting out a target restart rather than
 	// running it again.
-	if err := w.retrying(ctx, func() error { return w.p.store.EndDDL(ctx, t.GTID) }); err != nil {
+	if err := w.retrying(ctx, func() error { return w.p.store.EndDDL(ctx, t.GTID, markers...) }); err != nil {
 		return err
 	}
 	work.done(w.p.seq)
 	return nil
+}
+
+// sessionSQL is the SET statement that gives a session the character sets
+// and sql_mode a statement ran with on the source; "" when the binlog
+// does not say.
+func sessionSQL(s binlog.QuerySession) string {
+	var set []string
+	if s.Server != 0 {
+		set = append(set, fmt.Sprintf("@@session.character_set_client = %d, @@session.collation_connection = %d, @@session.collation_server = %d", s.Client, s.Connection, s.Server))
+	}
+	if s.HasSQLMode {
+		set = append(set, fmt.Sprintf("@@session.sql_mode = %d", s.SQLMode))
+	}
+	if len(set) == 0 {
+		return ""
+	}
+	return "SET " + strings.Join(set, ", ")
+}
+
+// ddlMarkers are the GTIDs each DDL statement of t is recorded under: the
+// transaction's own for a lone DDL statement, GTID/ddlN when there are
+// several or rows follow.
+func ddlMarkers(t *Txn) []string {
+	stmts := ddlStatements(t.DDL.Statements)
+	out := make([]string, len(stmts))
+	for i := range stmts {
+		out[i] = t.GTID
+		if len(stmts) > 1 || len(t.Txn.Rows) > 0 {
+			out[i] += "/ddl" + strconv.Itoa(i+1)
+		}
+	}
+	return out
 }
 
 // retrying calls fn until it succeeds, fails for good, or ctx ends.

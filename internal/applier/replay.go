@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/replay"
 	"github.com/paraply/paraply/internal/schema"
 )
@@ -31,8 +30,7 @@ func (w *worker) replayWork(ctx context.Context, conn *sql.Conn, work *Work, tur
 	}
 	format := w.format
 	b.Exec("START TRANSACTION")
-	q, args := checkpoint.AppliedSQL(work.GTIDs())
-	b.Exec(q, args...)
+	bookkeeping(work, b.Exec)
 	for i, t := range work.Txns {
 		if t.Raw.Format != format {
 			format = t.Raw.Format

@@ -15,6 +15,9 @@ type Txn struct {
 	// Raw holds the transaction's events as received: the binlog path
 	// sends them to the target.
 	Raw *binlog.RawTxn
+	// Also are GTIDs recorded as applied together with GTID: an XA
+	// COMMIT applies the rows of its XA PREPARE, and records both.
+	Also []string
 	// Tables holds the SQL-generation view of each Txn.Rows' table,
 	// resolved when the transaction was read (so that workers never touch
 	// the schema catalog while DDL changes it).
@@ -67,9 +70,10 @@ func (w *Work) done(seq *Sequencer) {
 
 // GTIDs lists the GTIDs the work applies.
 func (w *Work) GTIDs() []string {
-	out := make([]string, len(w.Txns))
-	for i, t := range w.Txns {
-		out[i] = t.GTID
+	out := make([]string, 0, len(w.Txns))
+	for _, t := range w.Txns {
+		out = append(out, t.GTID)
+		out = append(out, t.Also...)
 	}
 	return out
 }

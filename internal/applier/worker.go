@@ -47,6 +47,10 @@ type Config struct {
 	Workers int
 	// Path is how row changes are applied.
 	Path Path
+	// SourceSession runs DDL with the character sets and sql_mode of the
+	// source session, as a replica does; only meaningful when source and
+	// target are of one flavor (their collation ids and modes agree).
+	SourceSession bool
 	// PreserveOrder makes commits happen in source order.
 	PreserveOrder bool
 	// MaxBackoff bounds the pause between attempts after an error.
@@ -86,10 +90,11 @@ func (nopObserver) Retried(int, *Work, error)  {}
 // Pool is the set of workers. Work arrives on a channel and leaves, applied,
 // on another; the first error that is not retryable stops every worker.
 type Pool struct {
-	cfg   Config
-	db    *sql.DB
-	store *checkpoint.Store
-	seq   *Sequencer
+	cfg      Config
+	db       *sql.DB
+	store    *checkpoint.Store
+	seq      *Sequencer
+	refusals sqlRefusals
 }
 
 // NewPool applies through db (a pool on the target opened with
@@ -237,7 +242,15 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 		t0 := time.Now()
 		err := w.ddl(ctx, conn, work)
 		tm.Exec = time.Since(t0)
-		return tm, err
+		if err != nil || len(work.Txns[0].Txn.Rows) == 0 {
+			return tm, err
+		}
+		// CREATE ... SELECT: its rows, now that the table exists; the DDL
+		// waited for its turn (and may have closed the session).
+		turnFirst = true
+		if conn, err = w.session(ctx); err != nil {
+			return tm, err
+		}
 	}
 	if turnFirst && w.p.cfg.PreserveOrder {
 		t0 := time.Now()
@@ -293,6 +306,9 @@ func (w *worker) executeSQL(ctx context.Context, work *Work, turnFirst bool) (ti
 	for compact := !w.p.cfg.NoCompact && !rollsBack(work); ; compact = false {
 		conn, err := w.session(ctx)
 		if err != nil {
+			return total, err
+		}
+		if err := w.refuseInexact(ctx, conn, work); err != nil {
 			return total, err
 		}
 		d, err := w.execute(ctx, conn, work, compact, turnFirst)
@@ -406,9 +422,24 @@ func (w *worker) build(work *Work, compact bool) error {
 			b.Raw("SET foreign_key_checks = 1")
 		}
 	}
-	q, args := checkpoint.AppliedSQL(work.GTIDs())
-	b.Raw(q, args...)
+	bookkeeping(work, b.Raw)
 	return nil
+}
+
+// bookkeeping adds to a target transaction, through exec, the statements
+// that record work's GTIDs as applied and forget the markers of DDL
+// statements that ran before its rows (see worker.ddl).
+func bookkeeping(work *Work, exec func(q string, args ...any)) {
+	q, args := checkpoint.AppliedSQL(work.GTIDs())
+	exec(q, args...)
+	for _, t := range work.Txns {
+		if t.DDL != nil && len(t.Txn.Rows) > 0 {
+			for _, m := range ddlMarkers(t) {
+				q, args := checkpoint.ForgetSQL(m)
+				exec(q, args...)
+			}
+		}
+	}
 }
 
 // savepoints adds the savepoint statements of stmts logged before rows

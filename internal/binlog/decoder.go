@@ -200,7 +200,7 @@ func (d *Decoder) query(t *Txn, e *replication.QueryEvent) error {
 		return nil
 	}
 	kind := ClassifyStatement(q)
-	st := Statement{Schema: string(e.Schema), Query: q, Kind: kind, At: len(t.Rows), Charsets: parseQueryCharsets(e.StatusVars)}
+	st := Statement{Schema: string(e.Schema), Query: q, Kind: kind, At: len(t.Rows), Session: parseQuerySession(e.StatusVars)}
 	t.Statements = append(t.Statements, st)
 	switch kind {
 	case StmtDDL:

@@ -2,11 +2,12 @@ package binlog
 
 import "encoding/binary"
 
-// QueryCharsets are the character set settings of the session that ran a
-// statement, as its query event's status variables carry them: collation
-// IDs, 0 when the event does not carry one. DDL inherits them on the
-// source: a CREATE DATABASE without a character set gets CollationServer.
-type QueryCharsets struct {
+// QuerySession are the settings of the session that ran a statement, as
+// its query event's status variables carry them: character sets as
+// collation IDs (0 when the event does not carry one), and sql_mode. DDL
+// inherits them on the source: a CREATE DATABASE without a character set
+// gets Server's; a replica runs the statement with them.
+type QuerySession struct {
 	// Client, Connection and Server are character_set_client,
 	// collation_connection and collation_server (Q_CHARSET_CODE).
 	Client, Connection, Server uint16
@@ -14,6 +15,9 @@ type QueryCharsets struct {
 	// (Q_DEFAULT_COLLATION_FOR_UTF8MB4): what utf8mb4 without a collation
 	// means.
 	DefaultUTF8MB4 uint16
+	// SQLMode is sql_mode (Q_SQL_MODE_CODE), when HasSQLMode.
+	SQLMode    uint64
+	HasSQLMode bool
 }
 
 // Query event status variable codes (MySQL log_event.h, MariaDB log_event.h).
@@ -50,11 +54,12 @@ var fixedStatusLen = map[byte]int{
 	qHRNow: 3, qXID: 8, qGTIDFlags3: 1,
 }
 
-// parseQueryCharsets reads the charset settings from a query event's status
+// parseQuerySession reads the session settings (character sets, sql_mode)
+// from a query event's status
 // variables. The variables carry no lengths, so reading stops at a code it
 // does not know; what was read so far is kept.
-func parseQueryCharsets(b []byte) QueryCharsets {
-	var q QueryCharsets
+func parseQuerySession(b []byte) QuerySession {
+	var q QuerySession
 	for len(b) > 0 {
 		code := b[0]
 		b = b[1:]
@@ -93,6 +98,8 @@ func parseQueryCharsets(b []byte) QueryCharsets {
 			q.Server = binary.LittleEndian.Uint16(b[4:])
 		case qDefaultUTF8MB4:
 			q.DefaultUTF8MB4 = binary.LittleEndian.Uint16(b)
+		case qSQLMode:
+			q.SQLMode, q.HasSQLMode = binary.LittleEndian.Uint64(b), true
 		}
 		b = b[n:]
 	}

@@ -2,7 +2,7 @@ package binlog
 
 import "testing"
 
-func TestParseQueryCharsets(t *testing.T) {
+func TestParseQuerySession(t *testing.T) {
 	status := []byte{
 		qFlags2, 0, 0, 0, 0,
 		qSQLMode, 1, 2, 3, 4, 5, 6, 7, 8,
@@ -15,30 +15,31 @@ func TestParseQueryCharsets(t *testing.T) {
 		200, 1, 2, 3, // unknown: reading stops here
 		qCharset, 8, 0, 8, 0, 8, 0,
 	}
-	want := QueryCharsets{Client: 33, Connection: 224, Server: 255, DefaultUTF8MB4: 45}
-	if got := parseQueryCharsets(status); got != want {
+	mode := uint64(0x0807060504030201)
+	want := QuerySession{Client: 33, Connection: 224, Server: 255, DefaultUTF8MB4: 45, SQLMode: mode, HasSQLMode: true}
+	if got := parseQuerySession(status); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
-	if got := parseQueryCharsets(status[:20]); got != (QueryCharsets{}) {
+	if got := parseQuerySession(status[:20]); got != (QuerySession{SQLMode: mode, HasSQLMode: true}) {
 		t.Errorf("cut before the charsets: %+v", got)
 	}
-	if got := parseQueryCharsets([]byte{qCharset, 1, 2}); got != (QueryCharsets{}) {
+	if got := parseQuerySession([]byte{qCharset, 1, 2}); got != (QuerySession{}) {
 		t.Errorf("a short value: %+v", got)
 	}
 }
 
-// TestQueryCharsetsFromMySQL reads the statements of a file MySQL 9.0.1
+// TestQuerySessionFromMySQL reads the statements of a file MySQL 9.0.1
 // wrote: collation_server utf8mb4_0900_ai_ci (255), client latin1 (8).
-func TestQueryCharsetsFromMySQL(t *testing.T) {
+func TestQuerySessionFromMySQL(t *testing.T) {
 	res := readAll(sharedPath("blackbeam__rust_mysql_common/json-opaque.binlog"))
 	if res.err != nil || len(res.txns) == 0 {
 		t.Fatal(res.err)
 	}
-	want := QueryCharsets{Client: 8, Connection: 8, Server: 255, DefaultUTF8MB4: 255}
+	want := QuerySession{Client: 8, Connection: 8, Server: 255, DefaultUTF8MB4: 255, SQLMode: 1168113696, HasSQLMode: true}
 	for _, txn := range res.txns {
 		for _, st := range txn.Statements {
-			if st.Charsets != want {
-				t.Errorf("%q: %+v, want %+v", st.Query, st.Charsets, want)
+			if st.Session != want {
+				t.Errorf("%q: %+v, want %+v", st.Query, st.Session, want)
 			}
 		}
 	}

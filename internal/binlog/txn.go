@@ -126,9 +126,9 @@ type Statement struct {
 	// statement: applying Rows[:At], then the statement, then the rest
 	// keeps the source's order (SAVEPOINT, ROLLBACK TO SAVEPOINT).
 	At int
-	// Charsets are the session's character set settings (DDL inherits
-	// them).
-	Charsets QueryCharsets
+	// Session are the source session's settings the statement ran with
+	// (DDL inherits its character sets; a replica runs it with them).
+	Session QuerySession
 }
 
 // XAPhase says which half of an XA transaction a Txn is.

@@ -155,8 +155,9 @@ func (s *Store) BeginDDL(ctx context.Context, gtid, schema, query string, objs [
 }
 
 // EndDDL records that the DDL took effect: its GTID becomes applied and
-// the bracket row goes, in one transaction.
-func (s *Store) EndDDL(ctx context.Context, gtid string) error {
+// the bracket row goes, in one transaction; so do the markers of the
+// transaction's earlier statements, if given (see ForgetSQL).
+func (s *Store) EndDDL(ctx context.Context, gtid string, forget ...string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -168,7 +169,24 @@ func (s *Store) EndDDL(ctx context.Context, gtid string) error {
 	if _, err := tx.ExecContext(ctx, "DELETE FROM `paraply`.`ddl` WHERE `gtid` = ?", gtid); err != nil {
 		return err
 	}
+	for _, m := range forget {
+		if m == gtid {
+			continue
+		}
+		q, args := ForgetSQL(m)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+	}
 	return tx.Commit()
+}
+
+// ForgetSQL is the statement that drops the applied row of marker, the
+// GTID of one statement of a transaction (GTID/ddlN) recorded so that a
+// crash before the rest of the transaction does not run it again: the
+// transaction's own GTID takes its place in the same target transaction.
+func ForgetSQL(marker string) (string, []any) {
+	return "DELETE FROM `paraply`.`applied` WHERE `gtid` = ?", []any{marker}
 }
 
 // Outcome says what became of a DDL that was running at a crash.
