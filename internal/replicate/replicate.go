@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -152,6 +153,10 @@ func (r *Replica) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	sameFlavor, err := r.sameFlavor(ctx, tgtDB)
+	if err != nil {
+		return err
+	}
 	store := checkpoint.NewStore(tgtDB)
 	if err := store.Init(ctx); err != nil {
 		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
@@ -203,11 +208,11 @@ func (r *Replica) run(ctx context.Context) error {
 	r.receiver, r.relay = receiver, relay
 	r.mu.Unlock()
 	seq := applier.NewSequencer(prefix)
-	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, Applied: state.Applied, Rerun: rerun}
+	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun}
 	r.mu.Lock()
 	r.prep = prep
 	r.mu.Unlock()
-	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, Path: path, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
+	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, Path: path, SourceSession: sameFlavor, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
 		Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
 	coord := scheduler.NewCoordinator(scheduler.Config{
 		Window: r.cfg.Window, BatchTxns: r.cfg.BatchTxns, BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
@@ -233,7 +238,7 @@ func (r *Replica) run(ctx context.Context) error {
 		r.mu.Lock()
 		r.saved, r.savedAt = p, time.Now()
 		r.mu.Unlock()
-		if until != nil && caughtUp(r.info.Flavor, p.Position, until) {
+		if until != nil && caughtUp(r.info.Flavor, p.Reached, until) {
 			return errCaughtUp
 		}
 		return nil
@@ -276,6 +281,16 @@ func (r *Replica) applyPath(ctx context.Context, tgt *sql.DB) (applier.Path, err
 	}
 	r.log.Info("applying rows with SQL statements: tables whose target fires triggers, system-versioned tables and sequences will be refused", "why", why)
 	return applier.SQLPath, nil
+}
+
+// sameFlavor reports whether the target is of the source's flavor
+// (MariaDB or MySQL): then their collation ids and sql_mode bits agree.
+func (r *Replica) sameFlavor(ctx context.Context, tgt *sql.DB) (bool, error) {
+	var version string
+	if err := tgt.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return false, fmt.Errorf("target %s: %w", r.cfg.Target, err)
+	}
+	return strings.Contains(strings.ToLower(version), "mariadb") == (r.info.Flavor == binlog.FlavorMariaDB), nil
 }
 
 // openRelay opens the relay log and decides where applying resumes (the

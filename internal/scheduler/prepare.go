@@ -23,6 +23,13 @@ type Prepared struct {
 	Resume string
 	// Skip is set when the target already has it (a restart after a crash).
 	Skip bool
+	// Hold is set for an XA PREPARE: nothing to apply at its place in the
+	// stream (its rows are applied with its XA COMMIT, Txn.Also), but the
+	// checkpoint must not pass it until then.
+	Hold bool
+	// Releases is the Seq of the XA PREPARE whose hold this transaction
+	// (its XA COMMIT or ROLLBACK) ends once committed; 0 if none.
+	Releases uint64
 }
 
 // EntrySource yields relay log entries in order, blocking at the end.
@@ -42,6 +49,9 @@ type Preparer struct {
 	// Path is how workers will apply rows: the SQL path needs each rows
 	// event's table resolved for SQL generation, the binlog path does not.
 	Path applier.Path
+	// SourceSession: workers run DDL with the source session's character
+	// sets (applier.Config.SourceSession), so the catalog follows it so.
+	SourceSession bool
 	// Applied are GTIDs the target already has (from the checkpoint).
 	Applied map[string]bool
 	// Rerun are GTIDs of DDL whose outcome a crash left unknown.
@@ -49,9 +59,11 @@ type Preparer struct {
 
 	decoder   *binlog.Decoder
 	extractor *deptrack.Extractor
-	tracker   *deptrack.Tracker
-	ws        deptrack.Writeset
-	tables    map[tableKey]*sqlgen.Table
+	// prepared holds XA transactions prepared and not yet settled, by XID.
+	prepared map[string]*applier.Txn
+	tracker  *deptrack.Tracker
+	ws       deptrack.Writeset
+	tables   map[tableKey]*sqlgen.Table
 
 	mu    sync.Mutex // guards stats
 	stats PrepareStats
@@ -136,6 +148,7 @@ func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepare
 	p.extractor.Explain = true // names the tables of conflicting keys
 	p.tracker = deptrack.NewTracker(p.Mode, p.History)
 	p.tables = map[tableKey]*sqlgen.Table{}
+	p.prepared = map[string]*applier.Txn{}
 	for {
 		e, err := src.Next(ctx)
 		if err != nil {
@@ -174,7 +187,16 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 		pr.Deps = p.tracker.Add(txn, &p.ws)
 		return pr, nil
 	}
-	p.extractor.Extract(txn, &p.ws)
+	if err := p.settleXA(pr); err != nil {
+		return nil, err
+	}
+	if pr.Hold {
+		// Its rows take their keys when its XA COMMIT applies them.
+		p.ws.Reset()
+	} else {
+		p.extractor.Extract(it.Txn, &p.ws)
+	}
+	txn = it.Txn
 	pr.Deps = p.tracker.Add(txn, &p.ws)
 	p.count(pr.Deps)
 	if txn.StatementDML && !txn.DDL {
@@ -190,7 +212,13 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 		}
 		ddl.Rerun = p.Rerun[gtid]
 		it.DDL = ddl
-		return pr, nil
+		if len(txn.Rows) == 0 {
+			return pr, nil
+		}
+		// CREATE ... SELECT: the rows go into the table just created.
+	}
+	if it.Tables != nil {
+		return pr, nil // an XA COMMIT: its prepare's tables, resolved then
 	}
 	it.Tables = make([]*sqlgen.Table, len(txn.Rows))
 	for i, r := range txn.Rows {
@@ -208,6 +236,35 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 	return pr, nil
 }
 
+// settleXA pairs the halves of an XA transaction. An XA PREPARE is held
+// (the source has not committed it); its XA COMMIT takes its rows, tables
+// and raw events, so that one target transaction applies them and records
+// both GTIDs; an XA ROLLBACK records both and applies nothing. A held
+// prepare stays in memory until then.
+func (p *Preparer) settleXA(pr *Prepared) error {
+	it := pr.Txn
+	switch it.Txn.XA {
+	case binlog.XAPrepare:
+		pr.Hold = true
+		p.prepared[it.Txn.XID] = it
+	case binlog.XACommit, binlog.XARollback:
+		held := p.prepared[it.Txn.XID]
+		if held == nil {
+			return &applier.ConflictError{GTID: it.GTID, What: fmt.Sprintf("%s %s: its XA PREPARE was not read (it comes before where replication started)", it.Txn.XA, it.Txn.XID)}
+		}
+		delete(p.prepared, it.Txn.XID)
+		pr.Releases = held.Seq
+		it.Also = []string{held.GTID}
+		if it.Txn.XA == binlog.XACommit {
+			merged := *it.Txn
+			merged.Rows, merged.Statements, merged.StatementDML = held.Txn.Rows, held.Txn.Statements, held.Txn.StatementDML
+			it.Txn, it.Raw, it.Tables = &merged, held.Raw, held.Tables
+			it.Bytes += held.Bytes
+		}
+	}
+	return nil
+}
+
 // followDDL applies the transaction's DDL to the catalog and says which
 // objects it changes.
 func (p *Preparer) followDDL(txn *binlog.Txn) (*applier.DDL, error) {
@@ -217,7 +274,11 @@ func (p *Preparer) followDDL(txn *binlog.Txn) (*applier.DDL, error) {
 		if st.Kind != binlog.StmtDDL {
 			continue
 		}
-		ch, err := p.Catalog.ApplyDDL(st.Schema, st.Query)
+		var session schema.Session // the target's defaults
+		if p.SourceSession {
+			session = schema.Session{CollationServer: int(st.Session.Server), DefaultUTF8MB4: int(st.Session.DefaultUTF8MB4)}
+		}
+		ch, err := p.Catalog.ApplyDDLIn(session, st.Schema, st.Query)
 		if err != nil {
 			known = false // tables are marked unknown; fingerprint everything
 		}

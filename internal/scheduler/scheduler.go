@@ -70,6 +70,11 @@ type Progress struct {
 	RelayIndex uint64
 	Position   string
 	Covered    []string
+	// Reached is the source position after the newest transaction that,
+	// with everything before it, is applied or held (an XA PREPARE waiting
+	// for its XA COMMIT): how far applying has come, though a restart
+	// starts again from Position.
+	Reached string
 }
 
 // Stats are the coordinator's counters, in the spirit of MySQL's
@@ -103,8 +108,12 @@ type Coordinator struct {
 	admitted map[uint64]time.Time // admission time of pending transactions, with BatchDelay
 	// info about committed transactions awaiting the next Progress
 	resume map[uint64]string
-	gtids  map[uint64]string
-	stats  Stats
+	gtids  map[uint64][]string
+	// holds are XA PREPAREs whose XA COMMIT or ROLLBACK has not committed:
+	// the low-water mark stays below them (see lwm).
+	holds    map[uint64]bool
+	releases map[uint64]uint64 // XA COMMIT or ROLLBACK -> the XA PREPARE it settles
+	stats    Stats
 }
 
 // NewCoordinator starts with every transaction up to the sequencer's
@@ -112,7 +121,7 @@ type Coordinator struct {
 func NewCoordinator(cfg Config, seq *applier.Sequencer) *Coordinator {
 	cfg = cfg.withDefaults()
 	return &Coordinator{cfg: cfg, core: newCore(seq.Prefix(), cfg.Window, cfg.WindowBytes), seq: seq,
-		resume: map[uint64]string{}, gtids: map[uint64]string{}, admitted: map[uint64]time.Time{}}
+		resume: map[uint64]string{}, gtids: map[uint64][]string{}, holds: map[uint64]bool{}, releases: map[uint64]uint64{}, admitted: map[uint64]time.Time{}}
 }
 
 // Run dispatches until ctx is done or a channel closes. in brings prepared
@@ -125,7 +134,7 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 	defer tick.Stop()
 	var next *applier.Work
 	idle := c.cfg.Workers // workers without work, as far as the coordinator knows
-	saved := c.seq.Prefix()
+	saved, reached := c.lwm(), c.seq.Prefix()
 	waitSince := time.Time{}
 	waitKind := 0
 	delay := time.NewTimer(time.Hour)
@@ -152,7 +161,7 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 		}
 		select {
 		case <-ctx.Done():
-			if c.seq.Prefix() != saved {
+			if c.lwm() != saved || c.seq.Prefix() != reached {
 				return save(c.progress())
 			}
 			return nil
@@ -171,11 +180,11 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 			c.committed(w.Txns)
 		case <-delay.C:
 		case <-tick.C:
-			if p := c.seq.Prefix(); p != saved {
+			if l, r := c.lwm(), c.seq.Prefix(); l != saved || r != reached {
 				if err := save(c.progress()); err != nil {
 					return err
 				}
-				saved = p
+				saved, reached = l, r
 			}
 			if observe != nil {
 				observe(c.Stats())
@@ -288,39 +297,62 @@ func (c *Coordinator) admit(p *Prepared) {
 		c.admitted[seq] = time.Now()
 	}
 	c.resume[seq] = p.Resume
-	if p.Skip {
+	if p.Releases != 0 {
+		c.releases[seq] = p.Releases
+	}
+	switch {
+	case p.Hold:
+		// Nothing to apply here: later transactions may commit past it,
+		// but the checkpoint may not, until its XA COMMIT has.
+		c.holds[seq] = true
+		c.core.commit(seq, seq)
+		c.seq.Done(seq, seq)
+	case p.Skip:
 		c.stats.Skipped++
 		c.core.commit(seq, seq)
 		c.seq.Done(seq, seq)
-		c.gtids[seq] = p.Txn.GTID
-		return
+		c.gtids[seq] = []string{p.Txn.GTID}
+		delete(c.holds, c.releases[seq])
+	default:
+		c.core.admit(p.Txn, p.Deps)
 	}
-	c.core.admit(p.Txn, p.Deps)
 }
 
 func (c *Coordinator) committed(txns []*applier.Txn) {
 	for _, t := range txns {
 		c.core.commit(t.Seq, t.Seq)
-		c.gtids[t.Seq] = t.GTID
+		c.gtids[t.Seq] = append([]string{t.GTID}, t.Also...)
+		delete(c.holds, c.releases[t.Seq])
+		delete(c.releases, t.Seq)
 		delete(c.admitted, t.Seq)
 	}
 	c.stats.Committed += int64(len(txns))
 	c.stats.LastCommitted = time.Now()
 }
 
-// progress collects the low-water mark (every transaction up to it has
-// committed, as the sequencer knows) and the GTIDs it now covers.
-func (c *Coordinator) progress() Progress {
+// lwm is the low-water mark to save: every transaction up to it has
+// committed (as the sequencer knows), short of the oldest XA PREPARE still
+// held, which a restart must read again.
+func (c *Coordinator) lwm() uint64 {
 	lwm := c.seq.Prefix()
-	p := Progress{RelayIndex: lwm, Position: c.resume[lwm]}
+	for s := range c.holds {
+		lwm = min(lwm, s-1)
+	}
+	return lwm
+}
+
+// progress collects the low-water mark and the GTIDs it now covers.
+func (c *Coordinator) progress() Progress {
+	lwm, reached := c.lwm(), c.seq.Prefix()
+	p := Progress{RelayIndex: lwm, Position: c.resume[lwm], Reached: c.resume[reached]}
 	for s, g := range c.gtids {
 		if s <= lwm {
-			p.Covered = append(p.Covered, g)
+			p.Covered = append(p.Covered, g...)
 			delete(c.gtids, s)
 		}
 	}
 	for s := range c.resume {
-		if s < lwm {
+		if s < lwm && s != reached {
 			delete(c.resume, s)
 		}
 	}
