@@ -36,16 +36,20 @@ func runWorkload(t *testing.T, src *sandbox.Server, w workload.Workload) ([]stri
 	if err := w.Run(ctx, db); err != nil {
 		t.Fatalf("%s: %v", w.Name, err)
 	}
-	after := flush(t, src)
-	var files []string
-	for _, f := range after {
+	return written(before, flush(t, src)), cat
+}
+
+// written returns the binlog files that hold what was written between two
+// flushes that returned before and after: the file current at the first,
+// and the ones created since, but the new current one.
+func written(before, after []string) []string {
+	files := []string{before[len(before)-1]}
+	for _, f := range after[:len(after)-1] {
 		if !slices.Contains(before, f) {
 			files = append(files, f)
 		}
 	}
-	// The file that was current before the run holds it too.
-	files = append([]string{before[len(before)-1]}, files[:len(files)-1]...)
-	return files, cat
+	return files
 }
 
 // flush rotates the binlog and returns the files that exist afterwards.
