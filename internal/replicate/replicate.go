@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -78,7 +77,7 @@ func (r *Replica) Run(ctx context.Context) error {
 		r.log.Warn("the relay log is damaged: starting it again from the target's checkpoint and fetching it from the source again",
 			"segment", bad.Path, "offset", bad.Offset, "relay_index", bad.Index, "reason", bad.Reason)
 		damage := err
-		if rerr := os.RemoveAll(r.cfg.RelayDir); rerr != nil {
+		if rerr := relaylog.Remove(r.cfg.RelayDir); rerr != nil {
 			return fmt.Errorf("%w (removing the damaged relay log: %v)", damage, rerr)
 		}
 		if err = r.run(ctx); errors.Is(err, source.ErrPositionGone) {
@@ -316,7 +315,7 @@ func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store 
 		if err := relay.Close(); err != nil {
 			return nil, 0, "", err
 		}
-		if err := os.RemoveAll(r.cfg.RelayDir); err != nil {
+		if err := relaylog.Remove(r.cfg.RelayDir); err != nil {
 			return nil, 0, "", err
 		}
 		if relay, err = relaylog.Open(opts); err != nil {
