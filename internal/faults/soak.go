@@ -35,11 +35,12 @@ const (
 	SlowSource    Kind = "source-slow"
 	SlowTarget    Kind = "target-slow"
 	RelayFull     Kind = "relay-full"
+	KillAfterDDL  Kind = "ddl-kill"
 )
 
 // Kinds lists every fault.
 var Kinds = []Kind{KillParaply, KillTarget, RestartTarget, KillSource, RestartSource,
-	DropSource, DropTarget, StallSource, StallTarget, SlowSource, SlowTarget, RelayFull}
+	DropSource, DropTarget, StallSource, StallTarget, SlowSource, SlowTarget, RelayFull, KillAfterDDL}
 
 // Describe says what a fault does, for the report.
 func (k Kind) Describe() string {
@@ -68,6 +69,8 @@ func (k Kind) Describe() string {
 		return "proxy delays every chunk to and from the target by 2-20 ms for 2-5 s"
 	case RelayFull:
 		return "target stalled until the relay log reaches --relay-max-bytes and receiving blocks"
+	case KillAfterDDL:
+		return "ALTER TABLE (add or drop a column) on a table the load writes; SIGKILL paraply as soon as it shows on the target"
 	}
 	return string(k)
 }
@@ -92,6 +95,7 @@ type Soak struct {
 	Options       SoakOptions
 
 	note string // what the last fault saw, for the log line
+	ddls int    // KillAfterDDL faults so far: even adds a column, odd drops it
 }
 
 // SoakOptions bound and shape a soak.
@@ -254,10 +258,46 @@ func (s *Soak) inject(ctx context.Context, k Kind, scale float64, rng *rand.Rand
 			return errors.New("the relay log did not fill up within 60 s with applying stalled")
 		}
 		s.note = "relay log full (" + how + ")"
+	case KillAfterDDL:
+		return s.killAfterDDL(ctx)
 	default:
 		return fmt.Errorf("unknown fault %q", k)
 	}
 	return nil
+}
+
+// killAfterDDL alters the counter's history table, which the load writes
+// all along, and SIGKILLs paraply as soon as the change shows on the
+// target: the restart then reads again the transactions before the DDL,
+// with the table definition after it.
+func (s *Soak) killAfterDDL(ctx context.Context) error {
+	col := fmt.Sprintf("ddl_%d", s.ddls/2)
+	ddl, visible := "ALTER TABLE soak.hist ADD COLUMN "+col+" INT NOT NULL DEFAULT 7", 1
+	if s.ddls%2 == 1 {
+		ddl, visible = "ALTER TABLE soak.hist DROP COLUMN "+col, 0
+	}
+	s.ddls++
+	if _, err := s.SourceDB.ExecContext(ctx, ddl); err != nil {
+		return fmt.Errorf("%s: %w", ddl, err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var n int
+		err := s.TargetDB.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS "+
+			"WHERE TABLE_SCHEMA = 'soak' AND TABLE_NAME = 'hist' AND COLUMN_NAME = ?", col).Scan(&n)
+		if err == nil && n == visible {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: not on the target after 60 s", ddl)
+		}
+		sleep(ctx, 2*time.Millisecond)
+	}
+	if err := s.Paraply.Kill(); err != nil {
+		return err
+	}
+	s.note = ddl
+	return s.Paraply.Start()
 }
 
 // waitRelayFull waits until paraply says an append waits for space, or,
