@@ -207,7 +207,8 @@ func (r *Replica) run(ctx context.Context) error {
 	r.receiver, r.relay = receiver, relay
 	r.mu.Unlock()
 	seq := applier.NewSequencer(prefix)
-	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun}
+	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun,
+		Logger: r.log.With("component", "preparer")}
 	r.mu.Lock()
 	r.prep = prep
 	r.mu.Unlock()

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/paraply/paraply/internal/applier"
@@ -52,6 +53,8 @@ type Preparer struct {
 	// SourceSession: workers run DDL with the source session's character
 	// sets (applier.Config.SourceSession), so the catalog follows it so.
 	SourceSession bool
+	// Logger receives what degrades dependency tracking (default: discard).
+	Logger *slog.Logger
 	// Applied are GTIDs the target already has (from the checkpoint).
 	Applied map[string]bool
 	// Rerun are GTIDs of DDL whose outcome a crash left unknown.
@@ -143,6 +146,9 @@ type tableKey struct {
 
 // Run reads from src and sends to out until ctx is done or an error.
 func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepared) error {
+	if p.Logger == nil {
+		p.Logger = slog.New(slog.DiscardHandler)
+	}
 	p.decoder = binlog.NewDecoder()
 	p.extractor = deptrack.NewExtractor(p.Catalog)
 	p.extractor.Explain = true // names the tables of conflicting keys
@@ -281,6 +287,8 @@ func (p *Preparer) followDDL(txn *binlog.Txn) (*applier.DDL, error) {
 		ch, err := p.Catalog.ApplyDDLIn(session, st.Schema, st.Query)
 		if err != nil {
 			known = false // tables are marked unknown; fingerprint everything
+			p.Logger.Warn("DDL not followed in the schema catalog: the tables it may touch are barriers, and the SQL path uses the binlog's column metadata for them, until paraply restarts and reads them from the target",
+				"gtid", txn.GTID.String(), "tables", ch.Tables, "err", err)
 		}
 		for _, s := range ch.Schemas {
 			ddl.Objects = append(ddl.Objects, checkpoint.Object{Schema: s})
