@@ -161,11 +161,12 @@ func gtidIn(gtid, position string) bool {
 // does not claim them; and that once the target is fixed by hand a restart
 // resumes and ends equal to the source.
 //
-// Both apply paths are tried. The binlog path stops where MariaDB's own
+// Every apply path is tried. The binlog path stops where MariaDB's own
 // replica stops: it takes a target table with an extra column at the end,
-// as the native replica does, so that case applies there.
+// as the native replica does, so that case applies there, and with auto,
+// which sends such a table to it.
 func TestConflictsStopAndResume(t *testing.T) {
-	for _, path := range []string{"binlog", "sql"} {
+	for _, path := range []string{"auto", "binlog", "sql"} {
 		t.Run(path, func(t *testing.T) { testConflictsStopAndResume(t, path) })
 	}
 }
@@ -263,7 +264,7 @@ func testConflictsStopAndResume(t *testing.T, path string) {
 			after := commitGTID(t, p.sdb, "INSERT INTO bad.log (note) VALUES ('after "+c.name+"')")
 
 			code, out := runParaply(t, nil, args...)
-			if c.binlogApplies && path == "binlog" {
+			if c.binlogApplies && path != "sql" {
 				if code != 0 {
 					t.Fatalf("exit status %d, want 0 (the native replica applies this)\n%s", code, out)
 				}

@@ -314,11 +314,16 @@ func queryText(t *testing.T, conn *sql.DB, q string, args ...any) string {
 }
 
 // TestFidelityAgainstNativeReplica runs every case on a source replicated
-// by MariaDB's own replica and by paraply (default apply path, SIGKILLed
-// once in the middle of the stream), and requires the two targets to hold
-// the same rows, history rows, sequence states and event states.
+// by MariaDB's own replica and by paraply (SIGKILLed once in the middle of
+// the stream), with the default apply path and with every row through the
+// target's own row applier, and requires the two targets to hold the same
+// rows, history rows, sequence states and event states.
 func TestFidelityAgainstNativeReplica(t *testing.T) {
-	testFidelity(t, "auto", func(fidelityCase) bool { return true })
+	for _, apply := range []string{"auto", "binlog"} {
+		t.Run(apply, func(t *testing.T) {
+			testFidelity(t, apply, func(fidelityCase) bool { return true })
+		})
+	}
 }
 
 // TestFidelitySQLPath runs the cases the SQL apply path supports with

@@ -64,6 +64,25 @@ func (r *sqlRefusals) check(ctx context.Context, conn *sql.Conn, table schema.Ta
 	return why, nil
 }
 
+// choosePath picks the path for work under AutoPath: SQL, unless one of
+// its tables is not known for SQL generation or is one SQL cannot apply
+// exactly; then the target's own row applier applies the whole work (its
+// transactions stay one target transaction, in order).
+func (w *worker) choosePath(ctx context.Context, conn *sql.Conn, work *Work) (Path, error) {
+	for _, t := range work.Txns {
+		for _, tb := range t.Tables {
+			if tb == nil {
+				return BinlogPath, nil
+			}
+			why, err := w.p.refusals.check(ctx, conn, tb.Name)
+			if err != nil || why != "" {
+				return BinlogPath, err
+			}
+		}
+	}
+	return SQLPath, nil
+}
+
 // refuseInexact returns a ConflictError for the first table of work whose
 // rows the SQL path cannot apply exactly.
 func (w *worker) refuseInexact(ctx context.Context, conn *sql.Conn, work *Work) error {

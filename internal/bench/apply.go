@@ -59,6 +59,10 @@ type Apply struct {
 	Batch int `json:"batch,omitempty"`
 	// Unordered is --preserve-commit-order=false (paraply).
 	Unordered bool `json:"unordered,omitempty"`
+	// Binlog is --apply binlog (paraply): every row through the target's
+	// own row applier, instead of paraply's default (auto: SQL, and the
+	// row applier only for tables SQL cannot apply exactly).
+	Binlog bool `json:"binlog,omitempty"`
 }
 
 // Name returns the configuration's name in the syntax ParseApply reads.
@@ -80,6 +84,9 @@ func (a Apply) Name() string {
 		}
 		if a.Unordered {
 			s += "-unordered"
+		}
+		if a.Binlog {
+			s += "-binlog"
 		}
 		return s
 	case Ceiling:
@@ -108,6 +115,9 @@ func (a Apply) Label() string {
 		}
 		if a.Unordered {
 			s += " unordered"
+		}
+		if a.Binlog {
+			s += " apply=binlog"
 		}
 		return s
 	case Ceiling:
@@ -144,6 +154,9 @@ func ParseApply(name string) (Apply, error) {
 		return Apply{Kind: Native, Threads: n, Mode: mode}, nil
 	case Paraply:
 		a := Apply{Kind: Paraply, Batch: DefaultBatch}
+		if r, ok := strings.CutSuffix(rest, "-binlog"); ok {
+			rest, a.Binlog = r, true
+		}
 		if r, ok := strings.CutSuffix(rest, "-unordered"); ok {
 			rest, a.Unordered = r, true
 		}
@@ -158,7 +171,7 @@ func ParseApply(name string) (Apply, error) {
 		}
 		n, mode, ok := threadsMode(rest)
 		if !ok || n < 1 || !slices.Contains(paraplyModes, mode) {
-			return bad("want paraply-<workers>-<" + strings.Join(paraplyModes, "|") + ">[-nobatch|-batch<N>][-unordered]")
+			return bad("want paraply-<workers>-<" + strings.Join(paraplyModes, "|") + ">[-nobatch|-batch<N>][-unordered][-binlog]")
 		}
 		a.Threads, a.Mode = n, mode
 		return a, nil
@@ -177,8 +190,9 @@ func threadsMode(s string) (int, string, bool) {
 }
 
 // base returns the paraply configuration whose throughput is the base of
-// a's measured speedup: one worker, serial, with a's batching and
-// ordering. The analyzer's predicted speedups are over one worker too.
+// a's measured speedup: one worker, serial, with a's batching, ordering
+// and apply path. The analyzer's predicted speedups are over one worker
+// too.
 func (a Apply) base() Apply {
-	return Apply{Kind: Paraply, Threads: 1, Mode: "serial", Batch: a.Batch, Unordered: a.Unordered}
+	return Apply{Kind: Paraply, Threads: 1, Mode: "serial", Batch: a.Batch, Unordered: a.Unordered, Binlog: a.Binlog}
 }

@@ -132,7 +132,7 @@ func Quick() Config {
 	c.Durable = []bool{true}
 	c.Applies = mustApplies("native-single,native-16-optimistic,native-16-aggressive," +
 		"paraply-1-serial,paraply-1-serial-nobatch,paraply-8-writeset,paraply-16-writeset,paraply-16-writeset-nobatch," +
-		"paraply-8-writeset-unordered,ceiling")
+		"paraply-8-writeset-unordered,paraply-1-serial-binlog,paraply-16-writeset-binlog,paraply-8-writeset-unordered-binlog,ceiling")
 	return c
 }
 

@@ -42,6 +42,9 @@ func (c *cluster) runParaply(ctx context.Context, a Apply, b *Backlog, run *Meas
 		"--until-caught-up",
 		"--log-level", "warn",
 	}
+	if a.Binlog {
+		args = append(args, "--apply", "binlog")
+	}
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, c.cfg.Paraply, args...)
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -43,9 +43,10 @@ type Config struct {
 	// BatchDelay is how long a transaction may wait for a batch to fill.
 	BatchDelay time.Duration
 	// Apply chooses how rows are applied: "binlog" (the target's own row
-	// applier, exact), "sql" (SQL statements), or "auto": binlog when the
-	// source and the target are MariaDB and the target account may run
-	// BINLOG statements, else sql.
+	// applier, exact), "sql" (SQL statements, faster; refuses tables it
+	// cannot apply exactly), or "auto": SQL, and the target's row applier
+	// for the work that needs it, when the source and the target are
+	// MariaDB and the target account may run BINLOG statements (else sql).
 	Apply string
 	// NoCompact turns off row compaction in target transactions (see
 	// applier.Config.NoCompact).

@@ -274,8 +274,10 @@ func (r *Replica) applyPath(ctx context.Context, tgt *sql.DB) (applier.Path, err
 		ok, why = false, "the source is not MariaDB (the target's row applier is exact for its own flavor's events)"
 	}
 	switch {
-	case ok:
+	case ok && r.cfg.Apply == "binlog":
 		return applier.BinlogPath, nil
+	case ok:
+		return applier.AutoPath, nil
 	case r.cfg.Apply == "binlog":
 		return 0, fmt.Errorf("--apply binlog: %s", why)
 	}
