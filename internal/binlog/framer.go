@@ -11,11 +11,16 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 )
 
-// RawTxn is one source transaction as raw events, not yet decoded.
+// RawTxn is one source transaction as raw events, not yet decoded; or,
+// for a transaction larger than Framer.PartBytes, one piece of it.
 type RawTxn struct {
 	Events []Event
 	// Format is the format description in effect for these events.
 	Format *Format
+	// Part is set on a piece of a transaction that continues in the next
+	// RawTxn; Parts, on the last piece, says how many pieces came before.
+	Part  bool
+	Parts int
 }
 
 // Bytes is the total size of the transaction's events.
@@ -54,6 +59,12 @@ const (
 // follows format description events (see Format). A Framer is not safe for
 // concurrent use.
 type Framer struct {
+	// PartBytes, when positive, bounds the memory a transaction holds: once
+	// the events held of an unfinished transaction reach it, they are
+	// returned by Next as a piece (RawTxn.Part), and the framer goes on
+	// with the rest.
+	PartBytes int
+
 	format *Format
 	state  framing
 	cur    []Event
@@ -61,6 +72,12 @@ type Framer struct {
 	// probeCRC is set by a format description without checksums: the
 	// event after it is checked for one anyway (see push).
 	probeCRC bool
+	// The pieces of the pending transaction: how many went out, where the
+	// transaction began, and the bytes of cur[:counted].
+	parts     int
+	start     Pos
+	counted   int
+	heldBytes int
 }
 
 // NewFramer returns a Framer that has seen no format description yet.
@@ -78,6 +95,9 @@ func (f *Framer) Pending() bool { return f.state != idle && f.state != afterStat
 
 // PendingStart is where the unfinished transaction began.
 func (f *Framer) PendingStart() Pos {
+	if f.parts > 0 {
+		return f.start
+	}
 	if len(f.cur) == 0 {
 		return Pos{}
 	}
@@ -88,6 +108,31 @@ func (f *Framer) PendingStart() Pos {
 func (f *Framer) Reset() {
 	f.state = idle
 	f.cur = nil
+	f.parts, f.counted, f.heldBytes = 0, 0, 0
+}
+
+// cut returns what is held of the pending transaction as a piece when it
+// reaches PartBytes.
+func (f *Framer) cut() {
+	if f.PartBytes <= 0 || !f.Pending() {
+		f.counted, f.heldBytes = 0, 0
+		return
+	}
+	if len(f.cur) < f.counted {
+		f.counted, f.heldBytes = 0, 0 // a new transaction began
+	}
+	for ; f.counted < len(f.cur); f.counted++ {
+		f.heldBytes += len(f.cur[f.counted].Data)
+	}
+	if f.heldBytes < f.PartBytes {
+		return
+	}
+	if f.parts == 0 {
+		f.start = f.cur[0].Pos
+	}
+	f.ready = append(f.ready, &RawTxn{Events: f.cur, Format: f.format, Part: true})
+	f.parts++
+	f.cur, f.counted, f.heldBytes = nil, 0, 0
 }
 
 // Next returns the next complete transaction, if one is ready. Call it
@@ -135,7 +180,11 @@ func (f *Framer) Push(ev Event) error {
 		}
 		f.finish(Event{})
 	}
-	return f.push(ev)
+	if err := f.push(ev); err != nil {
+		return err
+	}
+	f.cut()
+	return nil
 }
 
 func (f *Framer) push(ev Event) error {
@@ -339,9 +388,10 @@ func (f *Framer) finish(last Event) {
 	if last.Data != nil {
 		f.cur = append(f.cur, last)
 	}
-	f.ready = append(f.ready, &RawTxn{Events: f.cur, Format: f.format})
+	f.ready = append(f.ready, &RawTxn{Events: f.cur, Format: f.format, Parts: f.parts})
 	f.cur = nil
 	f.state = idle
+	f.parts, f.counted, f.heldBytes = 0, 0, 0
 }
 
 // IsRowsEvent reports whether t is a rows event, of any version.

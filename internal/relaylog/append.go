@@ -53,6 +53,11 @@ type writer struct {
 	// in meta[cuts[i]:cuts[i+1]].
 	meta []byte
 	cuts []int
+	// partial is where the PART records of the transaction being appended
+	// start (-1 when none), and partialFormat the FORMAT in effect there:
+	// DiscardPartial cuts back to them.
+	partial       int64
+	partialFormat *binlog.Format
 }
 
 // start makes f, a segment whose complete records end at size, the one
@@ -66,6 +71,7 @@ func (w *writer) start(f *os.File, path string, first uint64, size int64, pos po
 		w.bw.Reset(f)
 	}
 	w.dirty, w.damaged, w.lastSync = false, false, time.Now()
+	w.partial, w.partialFormat = -1, nil
 }
 
 // open continues writing a segment that recovery has checked.
@@ -170,9 +176,9 @@ func (w *writer) formatRecord(fm *binlog.Format) []byte {
 // encodeTxn encodes the TXN record of rec at index idx into w.meta and
 // w.cuts and returns its size; the checksum is left out (and ok is false)
 // when the record is too large for its length field.
-func (w *writer) encodeTxn(idx uint64, rec Record) (size int64, ok bool) {
+func (w *writer) encodeTxn(typ byte, idx uint64, rec Record) (size int64, ok bool) {
 	evs := rec.Txn.Events
-	b := append(w.meta[:0], 0, 0, 0, 0, 0, 0, 0, 0, recTxn)
+	b := append(w.meta[:0], 0, 0, 0, 0, 0, 0, 0, 0, typ)
 	b = appendTxnHead(b, idx, rec.GTID, evs[0].Pos.File, rec.Resume, len(evs))
 	w.cuts = append(w.cuts[:0], len(b))
 	for _, ev := range evs {
@@ -229,22 +235,75 @@ func (l *Log) Append(ctx context.Context, rec Record) (uint64, error) {
 	if l.isClosed() {
 		return 0, ErrClosed
 	}
-	idx, err := l.append(ctx, rec)
+	idx, err := l.append(ctx, recTxn, rec)
 	if err != nil {
 		return 0, fmt.Errorf("relaylog: appending index %d: %w", idx, err)
 	}
 	return idx, nil
 }
 
-// append is Append with l.wmu held; it returns the index it tried on
-// error too.
-func (l *Log) append(ctx context.Context, rec Record) (uint64, error) {
+// AppendPart appends a piece of a large transaction (binlog.RawTxn.Part):
+// the pieces of one transaction go, in order, before its last piece,
+// which Append appends with its GTID and resume position as for any
+// transaction. Readers see none of it until then, and the entry they get
+// locates the pieces instead of holding them (Entry.Parts). The pieces of
+// one transaction stay in one segment, and they do not wait for space: a
+// transaction larger than MaxBytes goes beyond it, as MySQL's relay log
+// lets one transaction exceed relay_log_space_limit (the alternative is
+// to wait for ever). DiscardPartial drops the pieces if the transaction
+// will not be completed.
+func (l *Log) AppendPart(ctx context.Context, t *binlog.RawTxn) error {
+	if err := checkRecord(Record{Txn: t}); err != nil {
+		return err
+	}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.isClosed() {
+		return ErrClosed
+	}
+	if idx, err := l.append(ctx, recPart, Record{Txn: t}); err != nil {
+		return fmt.Errorf("relaylog: appending a piece of index %d: %w", idx, err)
+	}
+	return nil
+}
+
+// DiscardPartial drops the pieces appended of a transaction whose last
+// piece has not been (the source connection broke in the middle of it:
+// the source will send it again, whole).
+func (l *Log) DiscardPartial() error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	w := &l.w
+	if w.partial < 0 || l.isClosed() {
+		return nil
+	}
+	if err := w.bw.Flush(); err != nil {
+		w.damaged = true
+	}
+	cut := w.size - w.partial
+	w.size, w.format = w.partial, w.partialFormat
+	w.partial, w.partialFormat = -1, nil
+	w.damaged = true // repair truncates to w.size
+	if err := w.repair(); err != nil {
+		return fmt.Errorf("relaylog: dropping the pieces of an unfinished transaction: %w", err)
+	}
+	l.mu.Lock()
+	l.segs[len(l.segs)-1].size = w.size
+	l.bytes -= cut
+	l.mu.Unlock()
+	l.log.Info("dropped the pieces of an unfinished transaction", "bytes", cut, "index", w.next)
+	return nil
+}
+
+// append is Append (typ recTxn) and AppendPart (recPart) with l.wmu held;
+// it returns the index it tried on error too.
+func (l *Log) append(ctx context.Context, typ byte, rec Record) (uint64, error) {
 	w := &l.w
 	idx := w.next
 	if err := w.repair(); err != nil {
 		return idx, err
 	}
-	size, ok := w.encodeTxn(idx, rec)
+	size, ok := w.encodeTxn(typ, idx, rec)
 	// The record must fit in a log holding nothing else: a new segment
 	// with its preamble and FORMAT record. A segment without transactions
 	// is never rolled (the next one would have its name), so whatever it
@@ -254,7 +313,7 @@ func (l *Log) append(ctx context.Context, rec Record) (uint64, error) {
 		base = w.size
 	}
 	fresh := base + formatRecSize(rec.Txn.Format.Event) + size
-	if !ok || fresh > l.opts.MaxBytes {
+	if !ok || (fresh > l.opts.MaxBytes && w.partial < 0 && typ != recPart) {
 		return idx, fmt.Errorf("GTID %q: %w: a %d-byte record, MaxBytes %d", rec.GTID, ErrTooLarge, size, l.opts.MaxBytes)
 	}
 	fmtRec, err := l.makeRoom(ctx, size, rec.Txn.Format)
@@ -280,21 +339,30 @@ func (l *Log) append(ctx context.Context, rec Record) (uint64, error) {
 		return idx, err
 	}
 	written := int64(len(fmtRec)) + size
+	if w.partial < 0 && typ == recPart {
+		// The first piece (after makeRoom, which may have rolled to a new
+		// segment: the pieces begin where it wrote).
+		w.partial, w.partialFormat = w.size, w.format
+	}
 	w.size += written
 	if fmtRec != nil {
 		w.format = rec.Txn.Format
 	}
-	w.txns++
-	w.next++
-	w.pos = position{last: idx, gtid: rec.GTID, resume: rec.Resume}
-
 	l.mu.Lock()
 	l.segs[len(l.segs)-1].size = w.size
 	l.bytes += written
-	l.last, l.gtid, l.resume = idx, rec.GTID, rec.Resume
-	l.appended++
 	l.appendedB += written
 	l.syncs = w.syncs
+	if typ == recPart {
+		l.mu.Unlock()
+		return idx, nil
+	}
+	w.txns++
+	w.next++
+	w.pos = position{last: idx, gtid: rec.GTID, resume: rec.Resume}
+	w.partial, w.partialFormat = -1, nil
+	l.last, l.gtid, l.resume = idx, rec.GTID, rec.Resume
+	l.appended++
 	l.wakeLocked()
 	l.mu.Unlock()
 	return idx, nil
@@ -320,6 +388,11 @@ func (l *Log) makeRoom(ctx context.Context, size int64, fm *binlog.Format) ([]by
 	for {
 		fmtRec := w.formatRecord(fm)
 		need := int64(len(fmtRec)) + size
+		if w.partial >= 0 {
+			// Later pieces of a large transaction, and its end: one
+			// segment, no wait (see AppendPart).
+			return fmtRec, nil
+		}
 		if w.txns > 0 && w.size+need > l.opts.SegmentBytes {
 			if err := l.roll(); err != nil {
 				return nil, err

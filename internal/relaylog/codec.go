@@ -30,6 +30,7 @@ const (
 	recFormat   byte = 1
 	recTxn      byte = 2
 	recPosition byte = 3
+	recPart     byte = 4
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

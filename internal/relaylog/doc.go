@@ -51,6 +51,13 @@
 //	              position (string), uvarint event count, then per event a
 //	              uvarint source offset, a uvarint length and the raw event
 //	              (header, body, CRC32 trailer if the source has one).
+//	PART (4)      a piece of a large transaction, encoded as a TXN record
+//	              without GTID and resume position; the pieces of one
+//	              transaction come in order before its TXN record, which
+//	              holds the last piece, all in one segment. Readers step
+//	              over them (reading only the index) and hand out where
+//	              they are (Entry.Parts); ReadPart reads and checks one.
+//	              Recovery cuts pieces that no TXN record follows.
 //
 // # Durability and recovery
 //

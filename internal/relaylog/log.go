@@ -375,6 +375,9 @@ func recoverSegment(path string, first uint64, log *slog.Logger) (tail, error) {
 		return tail{}, err
 	}
 	t := tail{last: c.pos.last, gtid: c.pos.gtid, resume: c.pos.resume}
+	// pieces is where the PART records of a transaction whose last piece
+	// is missing begin (-1: none); format the FORMAT in effect there.
+	pieces, format := int64(-1), c.format
 	for {
 		t.end = c.off
 		e, err := c.step(size)
@@ -392,11 +395,25 @@ func recoverSegment(path string, first uint64, log *slog.Logger) (tail, error) {
 			}
 			break
 		}
-		if e != nil {
+		switch {
+		case c.part != nil && pieces < 0:
+			pieces, format = t.end, c.format
+		case e != nil:
+			pieces = -1
 			t.txns++
 			t.last, t.gtid, t.resume = e.Index, e.GTID, e.Resume
 		}
 	}
 	t.format = c.format
+	if pieces >= 0 {
+		// The source sends the whole transaction again from the resume
+		// position of the last one kept.
+		log.Warn("cutting the pieces of a transaction whose end was not appended", "segment", path, "offset", pieces,
+			"bytes", t.end-pieces, "last_index", t.last)
+		if err := os.Truncate(path, pieces); err != nil {
+			return tail{}, fmt.Errorf("relaylog: cutting the tail: %w", err)
+		}
+		t.end, t.format = pieces, format
+	}
 	return t, nil
 }

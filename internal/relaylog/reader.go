@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/paraply/paraply/internal/binlog"
@@ -16,8 +17,21 @@ type Entry struct {
 	Resume string // the Record's Resume
 	// Txn holds the events as appended, with their source positions, and
 	// the format description in effect (one *binlog.Format is shared by
-	// consecutive entries read under it).
+	// consecutive entries read under it). For a large transaction it holds
+	// its last piece only: the pieces before are in Parts.
 	Txn *binlog.RawTxn
+	// Parts locate the pieces of a large transaction appended before Txn
+	// (see Log.AppendPart), in order; read them with Log.ReadPart. They are
+	// not read into memory with the entry.
+	Parts []PartRef
+}
+
+// PartRef locates one piece of a large transaction in a segment file.
+type PartRef struct {
+	Path   string
+	Offset int64 // of the PART record
+	Size   int64 // of the record, header included
+	Index  uint64
 }
 
 // Reader reads entries in index order from the segment files, through its
@@ -29,6 +43,7 @@ type Reader struct {
 	cur    *cursor
 	format *binlog.Format // last format seen, reused by the next segment
 	err    error          // sticky: corruption, or Close
+	parts  []PartRef      // of the entry being read
 }
 
 // NewReader returns a Reader whose first entry is index from (0 means 1).
@@ -116,7 +131,14 @@ func (r *Reader) read(seg segment) (*Entry, error) {
 		if c.format != nil {
 			r.format = c.format
 		}
+		if c.part != nil {
+			if c.part.Index == r.next {
+				r.parts = append(r.parts, *c.part)
+			}
+			continue
+		}
 		if e != nil && e.Index == r.next {
+			e.Parts, r.parts = r.parts, nil
 			return e, nil
 		}
 	}
@@ -146,4 +168,46 @@ func (r *Reader) Close() error {
 	r.closeCursor()
 	r.err = ErrClosed
 	return nil
+}
+
+// ReadPart reads one piece of a large transaction (see Entry.Parts) and
+// checks it. The events belong to the format description of the entry's
+// Txn. A damaged piece is a *CorruptError.
+func (l *Log) ReadPart(ref PartRef) ([]binlog.Event, error) {
+	bad := func(format string, args ...any) error {
+		return &CorruptError{Path: ref.Path, Offset: ref.Offset, Index: ref.Index, Reason: fmt.Sprintf(format, args...)}
+	}
+	if ref.Size < recHeaderSize+8 || ref.Size-recHeaderSize > maxPayload {
+		return nil, bad("PART record of %d bytes", ref.Size)
+	}
+	f, err := os.Open(ref.Path)
+	if err != nil {
+		return nil, fmt.Errorf("relaylog: reading a piece of index %d: %w", ref.Index, err)
+	}
+	defer f.Close()
+	b := make([]byte, ref.Size)
+	if n, err := f.ReadAt(b, ref.Offset); n < len(b) {
+		if err == nil || errors.Is(err, io.EOF) {
+			return nil, bad("file ends %d bytes into a PART record of %d", n, ref.Size)
+		}
+		return nil, fmt.Errorf("relaylog: reading a piece of index %d: %w", ref.Index, err)
+	}
+	n, sum, typ := le.Uint32(b[0:]), le.Uint32(b[4:]), b[8]
+	payload := b[recHeaderSize:]
+	switch {
+	case typ != recPart:
+		return nil, bad("record of type %d where a PART record was", typ)
+	case int64(n) != int64(len(payload)):
+		return nil, bad("PART record length %d, %d expected", n, len(payload))
+	case recordCRC(typ, payload) != sum:
+		return nil, bad("record checksum mismatch")
+	}
+	e, err := decodeTxn(payload)
+	if err != nil {
+		return nil, bad("PART record: %v", err)
+	}
+	if e.Index != ref.Index {
+		return nil, bad("PART record holds index %d, expected %d", e.Index, ref.Index)
+	}
+	return e.Txn.Events, nil
 }

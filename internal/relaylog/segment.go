@@ -90,6 +90,11 @@ type cursor struct {
 	win  []byte // file bytes [woff, woff+len(win))
 	woff int64
 	buf  []byte // backing array of win
+	// part is set when the last step passed a PART record: where it is.
+	// Its payload is not read (nor checked) then: ReadPart does that when
+	// the piece is wanted, so that a large transaction never sits whole
+	// in memory.
+	part *PartRef
 }
 
 // segmentFile is what a cursor reads: an *os.File, or bytes in a test.
@@ -212,6 +217,10 @@ func (c *cursor) step(limit int64) (*Entry, error) {
 	if left := limit - c.off - recHeaderSize; int64(n) > left {
 		return nil, c.corrupt(c.off, "torn record: length %d, %d bytes left", n, left)
 	}
+	c.part = nil
+	if typ == recPart && c.pos != nil {
+		return nil, c.skipPart(n, limit)
+	}
 	payload, err := c.readFresh(c.off+recHeaderSize, int(n), limit)
 	if err != nil {
 		return nil, err
@@ -238,6 +247,27 @@ func (c *cursor) step(limit int64) (*Entry, error) {
 	}
 	c.off += recHeaderSize + int64(n)
 	return e, nil
+}
+
+// skipPart steps over a PART record of n payload bytes, reading only the
+// index it belongs to, which must be the next transaction's.
+func (c *cursor) skipPart(n uint32, limit int64) error {
+	if n < 8 {
+		return c.corrupt(c.off, "PART record of %d bytes", n)
+	}
+	b, err := c.read(c.off+recHeaderSize, 8, limit)
+	if err != nil {
+		return err
+	}
+	if idx := le.Uint64(b); idx != c.expect {
+		return c.corrupt(c.off, "PART record holds index %d, expected %d", idx, c.expect)
+	}
+	if c.format == nil {
+		return c.corrupt(c.off, "PART record before any FORMAT record")
+	}
+	c.part = &PartRef{Path: c.path, Offset: c.off, Size: recHeaderSize + int64(n), Index: c.expect}
+	c.off += recHeaderSize + int64(n)
+	return nil
 }
 
 func (c *cursor) position(payload []byte) error {

@@ -354,7 +354,7 @@ func TestTooLargeForHeldSegment(t *testing.T) {
 	}
 
 	var w writer
-	txnSize, _ := w.encodeTxn(1, recB)
+	txnSize, _ := w.encodeTxn(recTxn, 1, recB)
 	fresh := preambleSize(position{}) + formatRecSize(recB.Txn.Format.Event) + txnSize
 	l = openLog(t, Options{Dir: dir, MaxBytes: fresh, SegmentBytes: fresh})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
