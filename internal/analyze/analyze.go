@@ -31,6 +31,10 @@ type Options struct {
 	Progress func(done, total int64)
 }
 
+// LargeTransactionBytes is the size beyond which a transaction is read in
+// pieces, as replicate's default --large-txn-piece.
+const LargeTransactionBytes = 4 << 20
+
 // DefaultWorkers are the worker counts simulated by default.
 var DefaultWorkers = []int{1, 2, 4, 8, 16, 32}
 
@@ -66,6 +70,10 @@ func Run(opts Options) (*Report, error) {
 	defer files.Close()
 	total := files.TotalBytes()
 	reader := binlog.NewReader(files)
+	// A transaction larger than this is read in pieces without its row
+	// images (a barrier in the writeset modes, as when replicating), so
+	// that any file is analyzed in bounded memory.
+	reader.SetPartBytes(LargeTransactionBytes)
 	x := deptrack.NewExtractor(opts.Catalog)
 	x.Explain = true
 	modes := make([]*modeState, len(deptrack.Modes))

@@ -15,6 +15,9 @@ import (
 type Decoder struct {
 	parser *replication.BinlogParser
 	format *Format
+	// summary is set while DecodePieces runs: rows are counted, their
+	// tables noted, and their images dropped.
+	summary bool
 }
 
 // NewDecoder returns a Decoder. Values decode as the applier needs them:
@@ -242,8 +245,64 @@ func (d *Decoder) rows(t *Txn, e *replication.RowsEvent, typ replication.EventTy
 	if e.Table == nil {
 		return fmt.Errorf("%w: rows event for table id %d without a table map", ErrCorrupt, e.TableID)
 	}
+	if d.summary {
+		t.LargeRows += r.Changes()
+		t.noteTable(e.Table)
+		return nil
+	}
 	t.Rows = append(t.Rows, r)
 	return nil
+}
+
+// DecodePieces decodes a large transaction, handed out in pieces by next
+// (one piece in memory at a time; next returns nil after the last), into a
+// Txn without row images: Large is set, the rows are counted (LargeRows)
+// and their tables noted (LargeTables); everything else (GTID, clock,
+// statements, XA) as Decode has it. Applying such a transaction reads the
+// pieces again.
+func (d *Decoder) DecodePieces(next func() (*RawTxn, error)) (*Txn, error) {
+	d.summary = true
+	defer func() { d.summary = false }()
+	t := &Txn{Large: true}
+	var last Event
+	for {
+		rt, err := next()
+		if err != nil {
+			return nil, err
+		}
+		if rt == nil {
+			break
+		}
+		if len(rt.Events) == 0 {
+			continue
+		}
+		if err := d.useFormat(rt.Format); err != nil {
+			return nil, posErr(rt.Events[0], err)
+		}
+		if t.Bytes == 0 {
+			first := rt.Events[0]
+			t.Start, t.ServerID = first.Pos, first.ServerID()
+		}
+		for _, ev := range rt.Events {
+			be, err := d.parse(ev)
+			if err != nil {
+				return nil, posErr(ev, err)
+			}
+			if err := d.apply(t, be); err != nil {
+				return nil, posErr(ev, err)
+			}
+		}
+		t.Bytes += rt.Bytes()
+		last = rt.Events[len(rt.Events)-1]
+	}
+	if t.Bytes == 0 {
+		return nil, fmt.Errorf("binlog: empty transaction")
+	}
+	t.End = last.Pos.Offset + int64(len(last.Data))
+	if t.Timestamp == 0 {
+		t.Timestamp = int64(last.Timestamp()) * 1e6
+	}
+	return t, nil
 }
 
 // StmtKind classifies a statement found in a query event.

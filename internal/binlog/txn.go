@@ -196,6 +196,23 @@ type Txn struct {
 	// canonical form X'gtrid',X'bqual',formatID.
 	XA  XAPhase
 	XID string
+	// Large is set on a transaction decoded from pieces (DecodePieces):
+	// Rows is empty; LargeRows counts its row changes, and LargeTables
+	// holds the table map of each table they touch.
+	Large       bool
+	LargeRows   int
+	LargeTables []*replication.TableMapEvent
+}
+
+// noteTable adds tm to LargeTables unless a table map of the same table
+// with as many columns is there.
+func (t *Txn) noteTable(tm *replication.TableMapEvent) {
+	for _, x := range t.LargeTables {
+		if string(x.Schema) == string(tm.Schema) && string(x.Table) == string(tm.Table) && x.ColumnCount == tm.ColumnCount {
+			return
+		}
+	}
+	t.LargeTables = append(t.LargeTables, tm)
 }
 
 // RollsBackToSavepoint reports whether the transaction rolls back to a
@@ -213,6 +230,9 @@ func (t *Txn) RollsBackToSavepoint() bool {
 
 // RowCount is the number of row changes in the transaction.
 func (t *Txn) RowCount() int {
+	if t.Large {
+		return t.LargeRows
+	}
 	n := 0
 	for _, r := range t.Rows {
 		n += r.Changes()
@@ -243,6 +263,9 @@ func (t *Txn) Schemas() []string {
 	}
 	for _, r := range t.Rows {
 		add(r.Schema())
+	}
+	for _, tm := range t.LargeTables {
+		add(string(tm.Schema))
 	}
 	for _, s := range t.Statements {
 		add(s.Schema)
