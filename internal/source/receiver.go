@@ -31,8 +31,11 @@ type Config struct {
 	Heartbeat time.Duration
 	// MaxBackoff bounds the pause between reconnection attempts.
 	MaxBackoff time.Duration
-	TLS        *tls.Config
-	Logger     *slog.Logger
+	// PartBytes bounds the memory of one transaction: a larger one goes to
+	// the relay log in pieces of about this size (0: whole).
+	PartBytes int
+	TLS       *tls.Config
+	Logger    *slog.Logger
 }
 
 // Status is what the receiver reports about the stream.
@@ -141,9 +144,17 @@ func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (bool, error) 
 		HeartbeatPeriod:  r.cfg.Heartbeat,
 		ReadTimeout:      3 * r.cfg.Heartbeat,
 		DisableRetrySync: true, // reconnect here, from what the relay log holds
-		Logger:           slog.New(slog.DiscardHandler),
+		// Events read ahead of the relay log: go-mysql's default, 10240,
+		// is 80 MB of 8 KB rows events while a large transaction streams.
+		EventCacheCount: 1024,
+		Logger:          slog.New(slog.DiscardHandler),
 	})
 	defer syncer.Close()
+	// Pieces of a transaction the last connection did not finish: the
+	// source sends it again, whole, from pos.
+	if err := r.relay.DiscardPartial(); err != nil {
+		return false, err
+	}
 	streamer, err := syncer.StartSyncGTID(pos.Clone())
 	if err != nil {
 		return false, err
@@ -157,8 +168,10 @@ func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (bool, error) 
 		r.mu.Unlock()
 	}()
 	framer := binlog.NewFramer()
+	framer.PartBytes = r.cfg.PartBytes
 	file := ""
 	received := false
+	var gtid binlog.GTID // of the large transaction being received in pieces
 	for {
 		be, err := streamer.GetEvent(ctx)
 		if err != nil {
@@ -177,19 +190,53 @@ func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (bool, error) 
 			return received, err
 		}
 		for rt := framer.Next(); rt != nil; rt = framer.Next() {
-			if err := r.relayTxn(ctx, rt, pos); err != nil {
+			if rt.Part {
+				if err := r.relayPart(ctx, rt, &gtid); err != nil {
+					return received, err
+				}
+				continue
+			}
+			if err := r.relayTxn(ctx, rt, gtid, pos); err != nil {
 				return received, err
 			}
+			gtid = binlog.GTID{}
 			received = true
 		}
 	}
 }
 
-// relayTxn appends one transaction and advances pos past it.
-func (r *Receiver) relayTxn(ctx context.Context, rt *binlog.RawTxn, pos mysql.GTIDSet) error {
-	g, err := rt.GTID()
-	if err != nil {
+// relayPart appends a piece of a large transaction; the first one holds
+// its GTID, which *gtid keeps for its last piece.
+func (r *Receiver) relayPart(ctx context.Context, rt *binlog.RawTxn, gtid *binlog.GTID) error {
+	if gtid.IsZero() {
+		g, err := rt.GTID()
+		if err != nil {
+			return err
+		}
+		if g.IsZero() {
+			return fmt.Errorf("%w: a transaction without GTID at %s (paraply replicates GTID streams only)", binlog.ErrUnsupported, rt.Events[0].Pos)
+		}
+		*gtid = g
+		r.cfg.Logger.Info("receiving a large transaction in pieces", "gtid", g.String(), "piece_bytes", r.cfg.PartBytes)
+	}
+	if err := r.relay.AppendPart(ctx, rt); err != nil {
 		return err
+	}
+	r.mu.Lock()
+	r.status.Bytes += int64(rt.Bytes())
+	r.mu.Unlock()
+	return nil
+}
+
+// relayTxn appends one transaction (or the last piece of a large one,
+// whose GTID large holds) and advances pos past it.
+func (r *Receiver) relayTxn(ctx context.Context, rt *binlog.RawTxn, large binlog.GTID, pos mysql.GTIDSet) error {
+	g := large
+	if rt.Parts == 0 {
+		var err error
+		if g, err = rt.GTID(); err != nil {
+			return err
+		}
 	}
 	if g.IsZero() {
 		return fmt.Errorf("%w: a transaction without GTID at %s (paraply replicates GTID streams only)", binlog.ErrUnsupported, rt.Events[0].Pos)
