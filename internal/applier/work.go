@@ -18,6 +18,10 @@ type Txn struct {
 	// Also are GTIDs recorded as applied together with GTID: an XA
 	// COMMIT applies the rows of its XA PREPARE, and records both.
 	Also []string
+	// Large is set for a transaction too large to hold in memory
+	// (binlog.Txn.Large): Txn has no rows, the worker reads its pieces
+	// again, one at a time.
+	Large *Large
 	// Tables holds the SQL-generation view of each Txn.Rows' table,
 	// resolved when the transaction was read (so that workers never touch
 	// the schema catalog while DDL changes it).
@@ -26,6 +30,22 @@ type Txn struct {
 	DDL *DDL
 	// Bytes is the transaction's size as received (for queue bounds).
 	Bytes int
+}
+
+// Alone reports whether the transaction is applied in a work of its own:
+// DDL, and a large transaction.
+func (t *Txn) Alone() bool { return t.DDL != nil || t.Large != nil }
+
+// Large is how a worker reads a large transaction again.
+type Large struct {
+	// Pieces is the number of pieces; Read returns piece i, in order (the
+	// last one is Txn.Raw).
+	Pieces int
+	Read   func(i int) (*binlog.RawTxn, error)
+	// Tables are the SQL path's view of the tables its rows touch, one per
+	// table map of binlog.Txn.LargeTables (nil where unknown), resolved
+	// when it was read, as Txn.Tables.
+	Tables []*sqlgen.Table
 }
 
 // DDL describes the DDL statements of a transaction.

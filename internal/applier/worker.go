@@ -86,6 +86,9 @@ type Observer interface {
 	Applied(worker int, w *Work, t Timing)
 	// Retried: an attempt failed with a retryable error.
 	Retried(worker int, w *Work, err error)
+	// Progress: how far a worker is in a large transaction (at its start
+	// and after each piece).
+	Progress(worker int, p LargeProgress)
 }
 
 // Timing splits a work's last attempt: executing its statements, waiting
@@ -96,8 +99,9 @@ type Timing struct {
 
 type nopObserver struct{}
 
-func (nopObserver) Applied(int, *Work, Timing) {}
-func (nopObserver) Retried(int, *Work, error)  {}
+func (nopObserver) Applied(int, *Work, Timing)  {}
+func (nopObserver) Retried(int, *Work, error)   {}
+func (nopObserver) Progress(int, LargeProgress) {}
 
 // Pool is the set of workers. Work arrives on a channel and leaves, applied,
 // on another; the first error that is not retryable stops every worker.
@@ -278,9 +282,12 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 		}
 	}
 	var d time.Duration
-	if path == BinlogPath {
+	switch {
+	case work.Txns[0].Large != nil:
+		d, err = w.applyLarge(ctx, conn, work, path, turnFirst)
+	case path == BinlogPath:
 		d, err = w.replayWork(ctx, conn, work, turnFirst)
-	} else {
+	default:
 		d, err = w.executeSQL(ctx, work, turnFirst)
 	}
 	tm.Exec += d

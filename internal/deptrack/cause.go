@@ -34,6 +34,13 @@ const (
 	// CauseHistory: a key may have been forgotten by the bounded history,
 	// so the transaction waited for the newest forgotten writer.
 	CauseHistory
+	// CauseLarge: a transaction too large to hold (binlog.Txn.Large): its
+	// keys are not known, and not added one by one to the history, as
+	// MySQL drops a writeset larger than its history. A barrier keeps the
+	// history correct after it: every later transaction waits for it, so
+	// no later writer of one of its rows can run before it, whatever the
+	// history remembers.
+	CauseLarge
 	numCauses
 )
 
@@ -49,6 +56,7 @@ var causeNames = [...]string{
 	CauseKeyless:          "keyless_table",
 	CauseCascade:          "fk_cascade",
 	CauseHistory:          "history_forgotten",
+	CauseLarge:            "large_transaction",
 }
 
 func (c Cause) String() string {
@@ -61,7 +69,7 @@ func (c Cause) String() string {
 // IsBarrier reports whether the cause makes the transaction a full barrier.
 func (c Cause) IsBarrier() bool {
 	switch c {
-	case CauseDDL, CauseStatement, CauseUnknownTable, CauseSchemaMismatch, CauseMissingKeyColumn, CausePartialJSON:
+	case CauseDDL, CauseStatement, CauseUnknownTable, CauseSchemaMismatch, CauseMissingKeyColumn, CausePartialJSON, CauseLarge:
 		return true
 	}
 	return false

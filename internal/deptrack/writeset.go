@@ -127,6 +127,9 @@ func (x *Extractor) Extract(t *binlog.Txn, ws *Writeset) {
 	case t.StatementDML:
 		ws.barrier(CauseStatement, "")
 		return
+	case t.Large:
+		ws.barrier(CauseLarge, "")
+		return
 	}
 	for _, r := range t.Rows {
 		if !x.rows(r, ws) {

@@ -57,6 +57,10 @@ var Metrics = []metric{
 	{"paraply_worker_busy_seconds_total", "Time executing statements and committing, per worker.", []string{"worker"}},
 	{"paraply_worker_commit_seconds_total", "Time in COMMIT, per worker.", []string{"worker"}},
 	{"paraply_worker_retries_total", "Retried attempts (deadlocks, lock waits, lost connections), per worker.", []string{"worker"}},
+	{"paraply_large_transaction_bytes", "Size of the large transaction a worker applies piece by piece (absent when none).", []string{"worker", "gtid"}},
+	{"paraply_large_transaction_applied_bytes", "Bytes of it applied so far (its target transaction commits at the end).", []string{"worker", "gtid"}},
+	{"paraply_large_transaction_rows", "Row changes in that large transaction.", []string{"worker", "gtid"}},
+	{"paraply_large_transaction_applied_rows", "Row changes of it applied so far (counted on the SQL path).", []string{"worker", "gtid"}},
 }
 
 // NewCollector reads src (and the workers' counters) at each scrape.
@@ -148,6 +152,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		n("paraply_worker_busy_seconds_total", w.ExecSeconds+w.CommitSeconds, id)
 		n("paraply_worker_commit_seconds_total", w.CommitSeconds, id)
 		n("paraply_worker_retries_total", float64(w.Retries), id)
+		if l := w.Large; l != nil {
+			g("paraply_large_transaction_bytes", float64(l.Bytes), id, l.GTID)
+			g("paraply_large_transaction_applied_bytes", float64(l.BytesDone), id, l.GTID)
+			g("paraply_large_transaction_rows", float64(l.Rows), id, l.GTID)
+			g("paraply_large_transaction_applied_rows", float64(l.RowsDone), id, l.GTID)
+		}
 	}
 	c.workers.batch.Collect(ch)
 }

@@ -23,6 +23,8 @@ type WorkerStats struct {
 	ExecSeconds   float64 `json:"exec_seconds"`   // executing statements
 	TurnSeconds   float64 `json:"turn_seconds"`   // waiting for the commit turn
 	CommitSeconds float64 `json:"commit_seconds"` // in COMMIT
+	// Large is the large transaction the worker applies now, if any.
+	Large *applier.LargeProgress `json:"large_transaction,omitempty"`
 }
 
 // turnWaitThreshold is the commit-turn wait that counts as a wait (below
@@ -70,6 +72,16 @@ func (w *Workers) Applied(worker int, wk *applier.Work, t applier.Timing) {
 		s.TurnWaits++
 	}
 	s.CommitSeconds += t.Commit.Seconds()
+	s.Large = nil
+}
+
+// Progress implements applier.Observer.
+func (w *Workers) Progress(worker int, p applier.LargeProgress) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if worker >= 0 && worker < len(w.workers) {
+		w.workers[worker].Large = &p
+	}
 }
 
 // Retried implements applier.Observer.

@@ -112,22 +112,31 @@ func (b *Builder) Format(fm *binlog.Format) {
 // their place; DDL statements are left to the caller, who runs them
 // first (CREATE ... SELECT). Any other query event (statement-format DML)
 // is an error: the caller refuses such transactions before.
-func (b *Builder) Txn(i int, t *binlog.RawTxn) error {
+func (b *Builder) Txn(i int, t *binlog.RawTxn) error { return b.Piece(i, t, true, true) }
+
+// Piece is Txn for one piece of a large transaction (binlog.RawTxn.Part),
+// first and last saying which it is: a statement that a piece ends in goes
+// on in the next one. Between pieces, Drain takes the packets so far, so
+// that the transaction never sits whole in memory.
+func (b *Builder) Piece(i int, t *binlog.RawTxn, first, last bool) error {
 	max := b.MaxChunk
 	if max <= 0 {
 		max = DefaultMaxChunk
 	}
 	b.txn = i
 	b.checksum = t.Format != nil && t.Format.Checksum
-	b.maps = b.maps[:0]
-	b.lastRows = -1
+	if first {
+		b.maps = b.maps[:0]
+		b.lastRows = -1
+	}
 	for _, ev := range t.Events {
 		switch typ := ev.Type(); {
 		case typ == replication.TABLE_MAP_EVENT:
 			if len(b.maps) == 0 && len(b.events) > 0 && len(b.events)+len(ev.Data) > max {
 				b.flush() // between statements
 			}
-			b.maps = append(b.maps, ev.Data)
+			// A copy: the maps may outlive the piece that held them.
+			b.maps = append(b.maps, append([]byte(nil), ev.Data...))
 			b.events = append(b.events, ev.Data...)
 		case binlog.IsRowsEvent(typ):
 			if len(b.maps) == 0 {
@@ -162,8 +171,25 @@ func (b *Builder) Txn(i int, t *binlog.RawTxn) error {
 			}
 		}
 	}
-	b.flush()
+	switch {
+	case last || len(b.maps) == 0:
+		b.flush()
+	case b.lastRows >= 0:
+		b.splitStatement()
+	}
+	// (A piece that ends with a statement's table maps only keeps them
+	// for its next piece.)
 	return nil
+}
+
+// Drain returns the packets completed so far and forgets them (the
+// builder keeps no reference to them); plain statements and events still
+// waiting for their BINLOG statement stay.
+func (b *Builder) Drain() []Packet {
+	done := append([]Packet(nil), b.packets...)
+	clear(b.packets)
+	b.packets = b.packets[:0]
+	return done
 }
 
 // Packets returns the packets collected, the plain statements still

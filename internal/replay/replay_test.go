@@ -185,3 +185,40 @@ func TestStatementRefused(t *testing.T) {
 		t.Fatalf("error %v, want one naming the statement", err)
 	}
 }
+
+// TestPieces: a transaction given in pieces cut anywhere, even inside a
+// statement or right after its table maps, replays the same rows events,
+// each chunk starting with its statement's table maps.
+func TestPieces(t *testing.T) {
+	txns := rawTxns(t)
+	whole := txns[22] // insert 50, SAVEPOINT q, insert 51, ROLLBACK TO q, insert 52
+	for cut := 1; cut < len(whole.Events); cut++ {
+		var b Builder
+		a := &binlog.RawTxn{Events: whole.Events[:cut], Format: whole.Format, Part: true}
+		z := &binlog.RawTxn{Events: whole.Events[cut:], Format: whole.Format, Parts: 1}
+		if err := b.Piece(0, a, true, false); err != nil {
+			t.Fatal(err)
+		}
+		ps := b.Drain()
+		if err := b.Piece(0, z, false, true); err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, b.Packets()...)
+		var rows, saves int
+		for _, p := range ps {
+			evs := binlogEvents(t, p)
+			for _, e := range evs {
+				if binlog.IsRowsEvent(e) {
+					rows++
+				}
+			}
+			if len(evs) > 0 && evs[0] != replication.TABLE_MAP_EVENT {
+				t.Fatalf("cut at %d: a chunk starts with %s", cut, evs[0])
+			}
+			saves += strings.Count(p.SQL, "SAVEPOINT `q`") + strings.Count(p.SQL, "ROLLBACK TO `q`")
+		}
+		if rows != 3 || saves != 2 {
+			t.Fatalf("cut at %d: %d rows events and %d savepoint statements replayed, want 3 and 2", cut, rows, saves)
+		}
+	}
+}

@@ -51,6 +51,10 @@ type Config struct {
 	// NoCompact turns off row compaction in target transactions (see
 	// applier.Config.NoCompact).
 	NoCompact bool
+	// PieceBytes bounds the memory one transaction takes: a larger one is
+	// received, stored, prepared and applied in pieces of about this size
+	// (a barrier; its target transaction still commits once).
+	PieceBytes int
 	// History is the writeset history size (0 = default).
 	History int
 	// Window bounds the look-ahead (transactions admitted, not committed).
@@ -65,6 +69,11 @@ type Config struct {
 	Observer applier.Observer
 }
 
+// DefaultPieceBytes is the default Config.PieceBytes: 4 MiB, a few
+// percent of the memory paraply keeps to (GOMEMLIMIT 192 MiB), while one
+// piece still holds hundreds of rows events.
+const DefaultPieceBytes = 4 << 20
+
 // Default returns the defaults: safe (commit order preserved, writeset
 // dependencies), and sized for a small machine.
 func Default() Config {
@@ -77,6 +86,7 @@ func Default() Config {
 		ServerID:      4141,
 		BatchTxns:     64,
 		Apply:         "auto",
+		PieceBytes:    DefaultPieceBytes,
 		Window:        4096,
 		Heartbeat:     time.Second,
 		ConnectWait:   30 * time.Second,
@@ -100,6 +110,8 @@ func (c Config) Validate() error {
 		return errors.New("--batch-max-txns must be at least 1")
 	case c.Apply != "auto" && c.Apply != "binlog" && c.Apply != "sql":
 		return errors.New("--apply must be auto, binlog or sql")
+	case c.PieceBytes < 64<<10:
+		return errors.New("--large-txn-piece must be at least 64KiB")
 	}
 	return nil
 }

@@ -198,7 +198,7 @@ func (r *Replica) run(ctx context.Context) error {
 	}
 	receiver, err := source.NewReceiver(source.Config{
 		Source: r.cfg.Source, ServerID: r.cfg.ServerID, Flavor: r.info.Flavor,
-		Heartbeat: r.cfg.Heartbeat, TLS: r.cfg.SourceTLS, Logger: r.log.With("component", "receiver"),
+		Heartbeat: r.cfg.Heartbeat, TLS: r.cfg.SourceTLS, PartBytes: r.cfg.PieceBytes, Logger: r.log.With("component", "receiver"),
 	}, relay)
 	if err != nil {
 		return err
@@ -208,7 +208,7 @@ func (r *Replica) run(ctx context.Context) error {
 	r.mu.Unlock()
 	seq := applier.NewSequencer(prefix)
 	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun,
-		Logger: r.log.With("component", "preparer")}
+		Logger: r.log.With("component", "preparer"), ReadPart: relay.ReadPart}
 	r.mu.Lock()
 	r.prep = prep
 	r.mu.Unlock()

@@ -169,12 +169,12 @@ func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *applier.Work {
 		return nil
 	}
 	w, bytes := c.start(s)
-	if w.Txns[0].DDL != nil {
+	if w.Txns[0].Alone() {
 		return w
 	}
 	for n := s + 1; len(w.Txns) < maxTxns && bytes < maxBytes; n++ {
 		e := c.entries[n]
-		if e == nil || e.dispatched || e.item.DDL != nil || !c.satisfiedWithin(e, s, n-1) {
+		if e == nil || e.dispatched || e.item.Alone() || !c.satisfiedWithin(e, s, n-1) {
 			break
 		}
 		bytes += c.take(w, e)
@@ -193,13 +193,13 @@ func (c *core) nextUnordered(maxTxns, maxBytes, scan int) *applier.Work {
 		return nil
 	}
 	w, bytes := c.start(s)
-	if w.Txns[0].DDL != nil {
+	if w.Txns[0].Alone() {
 		return w
 	}
 	in := map[uint64]bool{s: true}
 	for n := s + 1; n <= s+uint64(scan) && len(w.Txns) < maxTxns && bytes < maxBytes; n++ {
 		e := c.entries[n]
-		if e == nil || e.dispatched || e.item.DDL != nil || !c.satisfiedBy(e, in) {
+		if e == nil || e.dispatched || e.item.Alone() || !c.satisfiedBy(e, in) {
 			continue
 		}
 		in[n] = true

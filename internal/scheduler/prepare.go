@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/go-mysql-org/go-mysql/replication"
+
 	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
@@ -55,6 +57,8 @@ type Preparer struct {
 	SourceSession bool
 	// Logger receives what degrades dependency tracking (default: discard).
 	Logger *slog.Logger
+	// ReadPart reads a piece of a large transaction from the relay log.
+	ReadPart func(relaylog.PartRef) ([]binlog.Event, error)
 	// Applied are GTIDs the target already has (from the checkpoint).
 	Applied map[string]bool
 	// Rerun are GTIDs of DDL whose outcome a crash left unknown.
@@ -176,13 +180,33 @@ func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepare
 }
 
 func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
-	txn, err := p.decoder.Decode(e.Txn)
+	var txn *binlog.Txn
+	var err error
+	if len(e.Parts) > 0 {
+		// A large transaction: read piece by piece, its rows counted and
+		// dropped; the worker reads the pieces again.
+		read := p.pieces(e)
+		i := 0
+		txn, err = p.decoder.DecodePieces(func() (*binlog.RawTxn, error) {
+			if i > len(e.Parts) {
+				return nil, nil
+			}
+			i++
+			return read(i - 1)
+		})
+	} else {
+		txn, err = p.decoder.Decode(e.Txn)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("relay log entry %d: %w", e.Index, err)
 	}
 	txn.Seq = e.Index
 	gtid := e.GTID.String()
 	it := &applier.Txn{Seq: e.Index, GTID: gtid, Txn: txn, Raw: e.Txn, Bytes: txn.Bytes}
+	if txn.Large {
+		it.Large = &applier.Large{Pieces: len(e.Parts) + 1, Read: p.pieces(e)}
+		it.Bytes = e.Txn.Bytes() // what the window holds of it
+	}
 	pr := &Prepared{Txn: it, Resume: e.Resume, Skip: p.Applied[gtid]}
 	if pr.Skip {
 		// The target has it (a restart after a crash): it needs no keys,
@@ -223,23 +247,50 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 		}
 		// CREATE ... SELECT: the rows go into the table just created.
 	}
-	if it.Tables != nil {
+	if it.Tables != nil || (it.Large != nil && it.Large.Tables != nil) {
 		return pr, nil // an XA COMMIT: its prepare's tables, resolved then
 	}
-	it.Tables = make([]*sqlgen.Table, len(txn.Rows))
-	for i, r := range txn.Rows {
-		t, err := p.table(r)
+	maps := txn.LargeTables
+	if !txn.Large {
+		maps = make([]*replication.TableMapEvent, len(txn.Rows))
+		for i, r := range txn.Rows {
+			maps[i] = r.Table
+		}
+	}
+	tables := make([]*sqlgen.Table, len(maps))
+	for i, tm := range maps {
+		t, err := p.table(tm)
 		switch {
 		case err == nil:
-			it.Tables[i] = t
+			tables[i] = t
 		case p.Path == applier.SQLPath:
-			return nil, &applier.ConflictError{GTID: gtid, Table: schema.TableName{Schema: r.Schema(), Name: r.Name()}.String(), What: "cannot apply rows", Err: err}
+			return nil, &applier.ConflictError{GTID: gtid, Table: schema.TableName{Schema: string(tm.Schema), Name: string(tm.Table)}.String(), What: "cannot apply rows", Err: err}
 		}
 		// On the binlog path the target's row applier decides, as a
 		// native replica's does (it takes extra columns at the end, for
 		// one); the table, when known, only names the row of a conflict.
 	}
+	if it.Large != nil {
+		it.Large.Tables = tables
+	} else {
+		it.Tables = tables
+	}
 	return pr, nil
+}
+
+// pieces reads the pieces of a large entry again, one at a time: the
+// ones in the relay log (Entry.Parts), then its last (Entry.Txn).
+func (p *Preparer) pieces(e *relaylog.Entry) func(i int) (*binlog.RawTxn, error) {
+	return func(i int) (*binlog.RawTxn, error) {
+		if i >= len(e.Parts) {
+			return e.Txn, nil
+		}
+		evs, err := p.ReadPart(e.Parts[i])
+		if err != nil {
+			return nil, err
+		}
+		return &binlog.RawTxn{Events: evs, Format: e.Txn.Format, Part: true}, nil
+	}
 }
 
 // settleXA pairs the halves of an XA transaction. An XA PREPARE is held
@@ -264,7 +315,8 @@ func (p *Preparer) settleXA(pr *Prepared) error {
 		if it.Txn.XA == binlog.XACommit {
 			merged := *it.Txn
 			merged.Rows, merged.Statements, merged.StatementDML = held.Txn.Rows, held.Txn.Statements, held.Txn.StatementDML
-			it.Txn, it.Raw, it.Tables = &merged, held.Raw, held.Tables
+			merged.Large, merged.LargeRows, merged.LargeTables = held.Txn.Large, held.Txn.LargeRows, held.Txn.LargeTables
+			it.Txn, it.Raw, it.Tables, it.Large = &merged, held.Raw, held.Tables, held.Large
 			it.Bytes += held.Bytes
 		}
 	}
@@ -305,15 +357,15 @@ func (p *Preparer) followDDL(txn *binlog.Txn) (*applier.DDL, error) {
 	return ddl, nil
 }
 
-// table resolves the SQL-generation view of a rows event's table.
-func (p *Preparer) table(r *binlog.Rows) (*sqlgen.Table, error) {
-	name := schema.TableName{Schema: r.Schema(), Name: r.Name()}
+// table resolves the SQL-generation view of the table a table map names.
+func (p *Preparer) table(tm *replication.TableMapEvent) (*sqlgen.Table, error) {
+	name := schema.TableName{Schema: string(tm.Schema), Name: string(tm.Table)}
 	def := p.Catalog.Table(name.Schema, name.Name)
-	k := tableKey{def: def, name: name, columns: r.Table.ColumnCount}
+	k := tableKey{def: def, name: name, columns: tm.ColumnCount}
 	if t, ok := p.tables[k]; ok {
 		return t, nil
 	}
-	t, err := sqlgen.NewTableIn(p.Catalog, def, r.Table)
+	t, err := sqlgen.NewTableIn(p.Catalog, def, tm)
 	if err != nil {
 		return nil, err
 	}

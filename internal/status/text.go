@@ -47,6 +47,13 @@ func WriteText(w io.Writer, r Report) error {
 		fmt.Fprintf(tw, "  %d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%d\t\n", wk.Worker, wk.Transactions, wk.Works, wk.ExecSeconds, wk.TurnSeconds, wk.CommitSeconds, wk.Retries)
 	}
 	tw.Flush()
+	for _, wk := range r.Workers {
+		if l := wk.Large; l != nil {
+			// Why the lag grows while one transaction takes minutes.
+			fmt.Fprintf(&b, "  worker %d applies a large transaction, %s: %d of %d pieces, %.0f of %.0f MB%s, path %s\n",
+				wk.Worker, l.GTID, l.PiecesDone, l.Pieces, float64(l.BytesDone)/1e6, float64(l.Bytes)/1e6, rowsDone(l.RowsDone, l.Rows), l.Path)
+		}
+	}
 	if len(r.HotTables) > 0 {
 		b.WriteString("\nhot tables (transactions that waited for an earlier writer):\n")
 		for _, h := range r.HotTables {
@@ -62,6 +69,15 @@ func WriteText(w io.Writer, r Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// rowsDone says how many rows of a large transaction are applied, when
+// that is counted.
+func rowsDone(done, total int64) string {
+	if done == 0 {
+		return fmt.Sprintf(", %d rows", total)
+	}
+	return fmt.Sprintf(", %d of %d rows", done, total)
 }
 
 func orDash(s string) string {
