@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -53,11 +52,8 @@ type Status struct {
 
 // Receiver streams a source's binlog into a relay log.
 type Receiver struct {
-	cfg   Config
-	relay *relaylog.Log
-
-	mu     sync.Mutex // guards status
-	status Status
+	cfg Config
+	relayer
 }
 
 // NewReceiver streams into relay.
@@ -74,14 +70,7 @@ func NewReceiver(cfg Config, relay *relaylog.Log) (*Receiver, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Receiver{cfg: cfg, relay: relay}, nil
-}
-
-// Status returns a copy of the receiver's status.
-func (r *Receiver) Status() Status {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.status
+	return &Receiver{cfg: cfg, relayer: relayer{relay: relay}}, nil
 }
 
 // ErrPositionGone is returned when the source no longer has the binlogs
@@ -148,14 +137,8 @@ func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	r.mu.Lock()
-	r.status.Connected = true
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.status.Connected = false
-		r.mu.Unlock()
-	}()
+	r.setConnected(true)
+	defer r.setConnected(false)
 	framer := binlog.NewFramer()
 	file := ""
 	received := false
@@ -177,55 +160,16 @@ func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (bool, error) 
 			return received, err
 		}
 		for rt := framer.Next(); rt != nil; rt = framer.Next() {
-			if err := r.relayTxn(ctx, rt, pos); err != nil {
+			g, err := txnGTID(rt)
+			if err != nil {
+				return received, err
+			}
+			if err := r.relayTxn(ctx, rt, g, pos); err != nil {
 				return received, err
 			}
 			received = true
 		}
 	}
-}
-
-// relayTxn appends one transaction and advances pos past it.
-func (r *Receiver) relayTxn(ctx context.Context, rt *binlog.RawTxn, pos mysql.GTIDSet) error {
-	g, err := rt.GTID()
-	if err != nil {
-		return err
-	}
-	if g.IsZero() {
-		return fmt.Errorf("%w: a transaction without GTID at %s (paraply replicates GTID streams only)", binlog.ErrUnsupported, rt.Events[0].Pos)
-	}
-	if err := pos.Update(g.String()); err != nil {
-		return fmt.Errorf("advancing the source position past %s: %w", g, err)
-	}
-	resume := pos.String()
-	if _, err := r.relay.Append(ctx, relaylog.Record{Txn: rt, GTID: g, Resume: resume}); err != nil {
-		return err
-	}
-	last := rt.Events[len(rt.Events)-1]
-	r.mu.Lock()
-	r.status.Transactions++
-	r.status.Bytes += int64(rt.Bytes())
-	r.status.LastTxn = time.Now()
-	r.status.Position = resume
-	r.status.SourceFile, r.status.SourceOffset = last.Pos.File, last.Pos.Offset+int64(len(last.Data))
-	r.mu.Unlock()
-	return nil
-}
-
-func (r *Receiver) touch() {
-	r.mu.Lock()
-	r.status.LastEvent = time.Now()
-	r.status.Events++
-	r.mu.Unlock()
-}
-
-func (r *Receiver) setError(err error) {
-	if err == nil {
-		return
-	}
-	r.mu.Lock()
-	r.status.LastError, r.status.LastErrorTime = err.Error(), time.Now()
-	r.mu.Unlock()
 }
 
 // fatal reports errors that reconnecting cannot fix.
