@@ -34,7 +34,8 @@ type Config struct {
 	Logger     *slog.Logger
 }
 
-// Status is what the receiver reports about the stream.
+// Status is what the receiver (or the reader of binlog files, Files)
+// reports about the stream.
 type Status struct {
 	Connected     bool
 	Reconnects    int64
@@ -48,6 +49,10 @@ type Status struct {
 	SourceOffset  int64
 	LastError     string
 	LastErrorTime time.Time
+	// Reading binlog files (Files): bytes read of InputBytes, and files
+	// opened of Files (the one being read included).
+	InputRead, InputBytes int64
+	FilesRead, Files      int
 }
 
 // Receiver streams a source's binlog into a relay log.
