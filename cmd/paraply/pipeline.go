@@ -68,10 +68,11 @@ func (p *pipelineFlags) resolve(cfg *replicate.Config) error {
 }
 
 // run runs the pipeline newPipeline makes of cfg until it ends or SIGINT
-// or SIGTERM stops it, with metrics and, if --http, the status endpoint;
-// during runs, if not nil, is called with the pipeline while it runs.
+// or SIGTERM stops it, with metrics and, if --http, the status endpoint.
+// during, if not nil, runs beside the pipeline with its context, the
+// pipeline and the workers' counters; run returns once both have.
 func (p *pipelineFlags) run(ctx context.Context, cfg replicate.Config, newPipeline func(replicate.Config) *replicate.Replica,
-	during func(context.Context, *replicate.Replica)) error {
+	during func(context.Context, *replicate.Replica, *metrics.Workers)) error {
 	tuneGC()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -87,10 +88,17 @@ func (p *pipelineFlags) run(ctx context.Context, cfg replicate.Config, newPipeli
 		go srv.Serve(ctx, l)
 		cfg.Logger.Info("status and metrics", "url", "http://"+l.Addr().String()+"/")
 	}
-	if during != nil {
-		dctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		go during(dctx, rep)
+	if during == nil {
+		return rep.Run(ctx)
 	}
-	return rep.Run(ctx)
+	dctx, cancel := context.WithCancel(ctx)
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		during(dctx, rep, workers)
+	}()
+	err := rep.Run(ctx)
+	cancel()
+	<-followed
+	return err
 }
