@@ -158,8 +158,10 @@ func (f *Files) Run(ctx context.Context, start string) error {
 	if err != nil {
 		return fmt.Errorf("start position %q: %w", start, err)
 	}
+	// Connected stays true once the files have been read to the end: a
+	// finished input is not a broken connection (the status page would
+	// say so), only an error is.
 	f.setConnected(true)
-	defer f.setConnected(false)
 	r := binlog.NewFileReader(f.paths...)
 	defer r.Close()
 	framer := binlog.NewFramer()
@@ -176,14 +178,12 @@ func (f *Files) Run(ctx context.Context, start string) error {
 			err = framer.Push(ev)
 		}
 		if err != nil {
-			f.setError(err)
-			return err
+			return f.fail(err)
 		}
 		for rt := framer.Next(); rt != nil; rt = framer.Next() {
 			stop, err := f.txn(ctx, rt, pos)
 			if err != nil {
-				f.setError(err)
-				return err
+				return f.fail(err)
 			}
 			if stop {
 				return nil
@@ -245,6 +245,13 @@ func (f *Files) past(rt *binlog.RawTxn, g binlog.GTID) string {
 		}
 	}
 	return ""
+}
+
+// fail records err as why reading stopped.
+func (f *Files) fail(err error) error {
+	f.setError(err)
+	f.setConnected(false)
+	return err
 }
 
 // read counts one event read from the files, read bytes so far.

@@ -37,6 +37,8 @@ type Config struct {
 // Status is what the receiver (or the reader of binlog files, Files)
 // reports about the stream.
 type Status struct {
+	// Connected: the replication connection is up; for binlog files,
+	// they are being read or have been read to the end without error.
 	Connected     bool
 	Reconnects    int64
 	Transactions  int64
