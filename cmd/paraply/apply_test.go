@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -131,8 +132,9 @@ func testApplyPointInTimeRecovery(t *testing.T, path string) {
 		t.Fatal("the restored backup already equals the source before the drop: the test would prove nothing")
 	}
 
+	addr := freeAddr(t)
 	args := append([]string{"apply", "--target", tgt.URL(), "--start-gtid", start, "--stop-gtid", drop,
-		"--workers", "4", "--apply", path, "--log-level", "warn", "--http", "", "--progress", "1s", "--spool-dir", t.TempDir()}, files...)
+		"--workers", "4", "--apply", path, "--log-level", "warn", "--http", addr, "--progress", "1s", "--spool-dir", t.TempDir()}, files...)
 
 	// The first run is SIGKILLed as soon as it has applied something.
 	var logs bytes.Buffer
@@ -143,6 +145,18 @@ func testApplyPointInTimeRecovery(t *testing.T, path string) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	// It serves replicate's metrics (the endpoint is up before applying
+	// starts).
+	waitUntil(t, "serve /metrics", 2*time.Millisecond, exited, &logs, func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == http.StatusOK
+	})
+	if m := httpGet(t, "http://"+addr+"/metrics"); !strings.Contains(m, "paraply_applied_transactions_total") || !strings.Contains(m, "paraply_received_transactions_total") {
+		t.Errorf("/metrics of paraply apply lacks the pipeline's metrics:\n%s", m)
+	}
 	waitProgress(t, tdb, start, exited, &logs)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
