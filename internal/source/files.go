@@ -151,8 +151,8 @@ func InspectFiles(cfg FilesConfig) (Info, error) {
 // Run reads the files and appends every transaction after position start
 // (a GTID set in the flavor's text form; "" means from the first file's
 // beginning) up to the stop point. It returns nil once it has appended
-// the last one, an error naming the file and offset on damaged input, and
-// ctx's error if ctx ends first.
+// the last one, or when ctx is done (as the Receiver does), and an error
+// naming the file and offset on damaged input.
 func (f *Files) Run(ctx context.Context, start string) error {
 	pos, err := mysql.ParseGTIDSet(flavorName(f.flavor), start)
 	if err != nil {
@@ -178,12 +178,12 @@ func (f *Files) Run(ctx context.Context, start string) error {
 			err = framer.Push(ev)
 		}
 		if err != nil {
-			return f.fail(err)
+			return f.fail(ctx, err)
 		}
 		for rt := framer.Next(); rt != nil; rt = framer.Next() {
 			stop, err := f.txn(ctx, rt, pos)
 			if err != nil {
-				return f.fail(err)
+				return f.fail(ctx, err)
 			}
 			if stop {
 				return nil
@@ -199,6 +199,9 @@ func (f *Files) Run(ctx context.Context, start string) error {
 // txn appends rt unless it comes before the start or has been applied
 // (pos holds it); stop is true when rt is at or past the stop point.
 func (f *Files) txn(ctx context.Context, rt *binlog.RawTxn, pos mysql.GTIDSet) (stop bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, err // skipping a long prefix must not outlast a stop
+	}
 	first := rt.Events[0].Pos
 	if f.cfg.Start.File != "" && filepath.Base(first.File) == filepath.Base(f.cfg.Start.File) && first.Offset < f.cfg.Start.Offset {
 		return false, nil
@@ -247,8 +250,12 @@ func (f *Files) past(rt *binlog.RawTxn, g binlog.GTID) string {
 	return ""
 }
 
-// fail records err as why reading stopped.
-func (f *Files) fail(err error) error {
+// fail records err as why reading stopped, unless ctx is done: then
+// stopping is what was asked for.
+func (f *Files) fail(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
 	f.setError(err)
 	f.setConnected(false)
 	return err

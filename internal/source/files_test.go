@@ -179,3 +179,22 @@ func TestFilesMySQL(t *testing.T) {
 		t.Errorf("appended %v, want %v", got, want)
 	}
 }
+
+// TestFilesStopsWithContext: a done context ends Run without an error and
+// without appending, as it ends the Receiver's.
+func TestFilesStopsWithContext(t *testing.T) {
+	relay, err := relaylog.Open(relaylog.Options{Dir: t.TempDir(), Sync: relaylog.SyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relay.Close()
+	f, err := NewFiles(FilesConfig{Paths: twoFiles(t)}, binlog.FlavorMariaDB, relay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := f.Run(ctx, ""); err != nil || f.Status().Transactions != 0 {
+		t.Errorf("Run with a done context: %v, %d transactions appended", err, f.Status().Transactions)
+	}
+}
