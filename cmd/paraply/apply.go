@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -74,9 +77,16 @@ they are at the start point).`,
 				return fmt.Errorf("--spool-dir: %w", err)
 			}
 			defer os.RemoveAll(cfg.RelayDir)
+			// SIGINT and SIGTERM stop the pipeline cleanly, but apply is not
+			// done then: a script that goes on after it must not.
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
 			progress := &applyProgress{w: os.Stderr, every: progressEvery}
-			err = pipe.run(cmd.Context(), cfg, func(c replicate.Config) *replicate.Replica { return replicate.NewApply(c, in) }, progress.follow)
-			if err == nil {
+			err = pipe.run(ctx, cfg, func(c replicate.Config) *replicate.Replica { return replicate.NewApply(c, in) }, progress.follow)
+			switch {
+			case err == nil && ctx.Err() != nil:
+				return errors.New("stopped before the end: run it again with the same arguments to resume")
+			case err == nil:
 				progress.summary()
 			}
 			return err

@@ -72,11 +72,14 @@ func (f *fileFeed) validate(cfg Config) error {
 }
 
 func (f *fileFeed) String() string {
-	n := len(f.in.Paths)
-	if n == 0 {
+	switch n := len(f.in.Paths); n {
+	case 0:
 		return "no binlog files"
+	case 1:
+		return "binlog file " + filepath.Base(f.in.Paths[0])
+	default:
+		return fmt.Sprintf("%d binlog files, %s to %s", n, filepath.Base(f.in.Paths[0]), filepath.Base(f.in.Paths[n-1]))
 	}
-	return fmt.Sprintf("%d binlog files, %s to %s", n, filepath.Base(f.in.Paths[0]), filepath.Base(f.in.Paths[n-1]))
 }
 
 func (f *fileFeed) origin() checkpoint.Origin { return checkpoint.Apply }
