@@ -37,9 +37,9 @@ func applyCmd() *cobra.Command {
 applies their transactions to the target with the pipeline of replicate: the
 same dependencies, workers, apply paths and exactly-once checkpoint on the
 target (its own row in paraply.progress). It exits 0 once every transaction
-from the start point up to the stop point is applied. A second run with the
-same arguments, after SIGKILL too, resumes where the first stopped and applies
-nothing twice.
+from the start point up to the stop point is applied (SIGINT or SIGTERM stop
+it cleanly before that, with status 1). A second run with the same arguments,
+after SIGKILL too, resumes where the first stopped and applies nothing twice.
 
 Point-in-time recovery: restore the backup, then apply the binlogs from the
 backup's position (--start-gtid: the gtid_slave_pos that mariadb-dump --gtid
