@@ -424,20 +424,29 @@ func TestFidelitySQLPathRefuses(t *testing.T) {
 // if paraply exits first.
 func waitApplied(t *testing.T, tdb *sql.DB, pos string, exited <-chan error, logs *bytes.Buffer) {
 	t.Helper()
+	waitUntil(t, "apply "+pos, 50*time.Millisecond, exited, logs, func() bool {
+		var p string
+		return tdb.QueryRow("SELECT position FROM paraply.progress WHERE id = 1").Scan(&p) == nil && gtidIn(lastGTID(pos), p)
+	})
+}
+
+// waitUntil polls done every poll for up to a minute, and fails if it
+// stays false or paraply exits first; what says what paraply was to do.
+func waitUntil(t *testing.T, what string, poll time.Duration, exited <-chan error, logs *bytes.Buffer, done func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-exited:
-			t.Fatalf("paraply exited: %v\n%s", err, logs.String())
+			t.Fatalf("paraply exited before it did %s: %v\n%s", what, err, logs.String())
 		default:
 		}
-		var p string
-		if err := tdb.QueryRow("SELECT position FROM paraply.progress WHERE id = 1").Scan(&p); err == nil && gtidIn(lastGTID(pos), p) {
+		if done() {
 			return
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(poll)
 	}
-	t.Fatalf("paraply did not apply %s in time\n%s", pos, logs.String())
+	t.Fatalf("paraply did not %s in time\n%s", what, logs.String())
 }
 
 // lastGTID is the GTID of a single-domain position.

@@ -3,31 +3,23 @@ package main
 import (
 	"crypto/tls"
 	"fmt"
-	"log/slog"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/paraply/paraply/internal/config"
-	"github.com/paraply/paraply/internal/deptrack"
-	"github.com/paraply/paraply/internal/metrics"
 	"github.com/paraply/paraply/internal/replicate"
-	"github.com/paraply/paraply/internal/status"
 )
 
 func replicateCmd() *cobra.Command {
 	cfg := replicate.Default()
 	var (
-		sourceURL, targetURL, mode string
-		sourcePwFile, targetPwFile string
-		configFile, logLevel       string
-		httpAddr                   string
-		httpAllowRemote            bool
-		sourceTLS, targetTLS       tlsFlags
+		sourceURL, sourcePwFile string
+		configFile              string
+		sourceTLS               tlsFlags
+		pipe                    pipelineFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "replicate --source mysql://USER@HOST:PORT --target mysql://USER@HOST:PORT",
@@ -58,69 +50,27 @@ certificate against --*-tls-ca (else the system's roots) and the host name;
 			if cfg.Source, err = endpoint(sourceURL, "PARAPLY_SOURCE_PASSWORD", sourcePwFile); err != nil {
 				return fmt.Errorf("--source: %w", err)
 			}
-			if cfg.Target, err = endpoint(targetURL, "PARAPLY_TARGET_PASSWORD", targetPwFile); err != nil {
-				return fmt.Errorf("--target: %w", err)
-			}
 			if cfg.SourceTLS, err = sourceTLS.config(cfg.Source.Host); err != nil {
 				return fmt.Errorf("--source-tls: %w", err)
 			}
-			if cfg.TargetTLS, err = targetTLS.config(cfg.Target.Host); err != nil {
-				return fmt.Errorf("--target-tls: %w", err)
-			}
-			if cfg.Mode, err = deptrack.ParseMode(mode); err != nil {
+			if err := pipe.resolve(&cfg); err != nil {
 				return err
 			}
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
-			}
-			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-			tuneGC()
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			workers := metrics.NewWorkers(cfg.Workers)
-			cfg.Observer = workers
-			rep := replicate.New(cfg)
-			if httpAddr != "" {
-				l, err := status.Listen(httpAddr, httpAllowRemote)
-				if err != nil {
-					return err
-				}
-				srv := status.NewServer(rep, workers)
-				go srv.Serve(ctx, l)
-				cfg.Logger.Info("status and metrics", "url", "http://"+l.Addr().String()+"/")
-			}
-			return rep.Run(ctx)
+			return pipe.run(cmd.Context(), cfg, replicate.New, nil)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&sourceURL, "source", "", "source server, mysql://USER@HOST:PORT")
-	f.StringVar(&targetURL, "target", "", "target server, mysql://USER@HOST:PORT")
 	f.StringVar(&sourcePwFile, "source-password-file", "", "file holding the source password")
-	f.StringVar(&targetPwFile, "target-password-file", "", "file holding the target password")
 	sourceTLS.add(f, "source")
-	targetTLS.add(f, "target")
-	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "parallel apply sessions on the target")
-	f.StringVar(&mode, "dependency", cfg.Mode.String(), "serial|database|commit-order|writeset|writeset-session")
-	f.BoolVar(&cfg.PreserveOrder, "preserve-commit-order", cfg.PreserveOrder, "commit on the target in source order")
+	pipe.add(f, &cfg)
 	f.StringVar(&cfg.RelayDir, "relay-dir", cfg.RelayDir, "directory of the relay log")
 	f.Int64Var(&cfg.RelayMaxBytes, "relay-max-bytes", cfg.RelayMaxBytes, "disk the relay log may use; receiving pauses when it is full")
 	f.Uint32Var(&cfg.ServerID, "server-id", cfg.ServerID, "replica server_id presented to the source (unique among its replicas)")
 	f.StringVar(&cfg.StartGTID, "start-gtid", "", "GTID position to start from when the target has no checkpoint (default: the source's current position)")
 	f.BoolVar(&cfg.UntilCaughtUp, "until-caught-up", false, "exit 0 once the target has applied everything the source had at start")
-	f.IntVar(&cfg.BatchTxns, "batch-max-txns", cfg.BatchTxns, "source transactions combined into one target transaction at most")
-	f.StringVar(&cfg.Apply, "apply", cfg.Apply, "how rows are applied: sql (SQL statements: fastest; tables with triggers on the target, system-versioned tables and sequences are refused) | binlog (the target's own row applier: exact as a native replica, slower; needs BINLOG REPLAY on a MariaDB target) | auto (sql, and binlog for what sql cannot apply exactly, when source and target are MariaDB and the account may)")
-	f.IntVar(&cfg.PieceBytes, "large-txn-piece", cfg.PieceBytes, "a transaction larger than this many bytes is received, stored and applied in pieces of this size, in bounded memory")
-	f.BoolVar(&cfg.NoCompact, "no-compact", false, "apply every row change as its own statement (default: merge each row's changes and group rows, on tables with only a primary key)")
-	f.DurationVar(&cfg.BatchDelay, "batch-max-delay", 0, "how long a ready transaction may wait for its batch to fill (0: never)")
-	f.IntVar(&cfg.History, "history-size", 0, "writeset history size in keys (default 25000)")
-	f.IntVar(&cfg.Window, "window", cfg.Window, "look-ahead: transactions admitted and not yet committed, at most")
 	f.DurationVar(&cfg.Heartbeat, "heartbeat", cfg.Heartbeat, "source heartbeat period (a silent stream is reconnected after 3)")
-	f.DurationVar(&cfg.ConnectWait, "connect-wait", cfg.ConnectWait, "how long to wait at start for a source or target that does not answer")
 	f.StringVar(&configFile, "config", "", "file of flag settings, one 'name = value' per line (command-line flags win)")
-	f.StringVar(&logLevel, "log-level", "info", "debug|info|warn|error")
-	f.StringVar(&httpAddr, "http", "127.0.0.1:9104", "serve /metrics, /status.json and a status page here (\"\" = off)")
-	f.BoolVar(&httpAllowRemote, "http-allow-remote", false, "allow --http on a non-loopback address (the endpoint has no authentication)")
 	return cmd
 }
 

@@ -17,6 +17,26 @@ import (
 // gtidInDump finds the position mariadb-dump --gtid --master-data=2 writes.
 var gtidInDump = regexp.MustCompile(`gtid_slave_pos='([0-9,-]*)'`)
 
+// gtidDump takes a consistent dump of databases on src as the README says
+// (mariadb-dump --single-transaction --gtid --master-data=2) and returns
+// it with the GTID position it is at.
+func gtidDump(t *testing.T, src *sandbox.Server, databases ...string) (*bytes.Buffer, string) {
+	t.Helper()
+	args := append([]string{"--no-defaults", "-h", src.Host, "-P", strconv.Itoa(src.Port), "-u", src.User,
+		"--single-transaction", "--gtid", "--master-data=2", "--databases"}, databases...)
+	dump := exec.Command("mariadb-dump", args...)
+	var out, stderr bytes.Buffer
+	dump.Stdout, dump.Stderr = &out, &stderr
+	if err := dump.Run(); err != nil {
+		t.Fatalf("mariadb-dump: %v\n%s", err, stderr.String())
+	}
+	m := gtidInDump.FindSubmatch(out.Bytes())
+	if m == nil {
+		t.Fatalf("no gtid_slave_pos in the dump")
+	}
+	return &out, string(m[1])
+}
+
 // TestSeedFromExistingSource follows the README: a consistent dump of a
 // source that already holds data and keeps writing, loaded into an empty
 // target, then replicate --start-gtid from the dump's position.
@@ -33,18 +53,7 @@ func TestSeedFromExistingSource(t *testing.T) {
 	if err := workload.Sysbench(ctx, src, "run", "oltp_write_only", 2, 2000, 2, 500); err != nil {
 		t.Fatal(err)
 	}
-	dump := exec.Command("mariadb-dump", "--no-defaults", "-h", src.Host, "-P", strconv.Itoa(src.Port), "-u", src.User,
-		"--single-transaction", "--gtid", "--master-data=2", "--databases", "sbtest")
-	var out, stderr bytes.Buffer
-	dump.Stdout, dump.Stderr = &out, &stderr
-	if err := dump.Run(); err != nil {
-		t.Fatalf("mariadb-dump: %v\n%s", err, stderr.String())
-	}
-	m := gtidInDump.FindSubmatch(out.Bytes())
-	if m == nil {
-		t.Fatalf("no gtid_slave_pos in the dump")
-	}
-	start := string(m[1])
+	out, start := gtidDump(t, src, "sbtest")
 	// The source keeps writing after the dump, schema changes included.
 	if err := workload.Sysbench(ctx, src, "run", "oltp_write_only", 2, 2000, 2, 500); err != nil {
 		t.Fatal(err)
@@ -57,7 +66,7 @@ func TestSeedFromExistingSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	load := tgt.Client(ctx)
-	load.Stdin = &out
+	load.Stdin = out
 	if b, err := load.CombinedOutput(); err != nil {
 		t.Fatalf("loading the dump: %v\n%s", err, b)
 	}

@@ -18,6 +18,12 @@ const (
 	// Ceiling is sysbench run directly against the target with
 	// CeilingClients clients: what the target can commit at most.
 	Ceiling Kind = "ceiling"
+	// MariadbBinlog is point-in-time recovery the standard way:
+	// `mariadb-binlog FILES | mariadb` on the target, one session.
+	MariadbBinlog Kind = "mariadb-binlog"
+	// ParaplyApply is point-in-time recovery with `paraply apply
+	// --start-gtid <before> FILES` on the target.
+	ParaplyApply Kind = "apply"
 )
 
 const (
@@ -48,10 +54,13 @@ var (
 //	paraply-16-writeset-unordered     --preserve-commit-order=false
 //	ceiling                           sysbench with 16 clients on the target
 //	ceiling-32                        ... with 32 clients
+//	mariadb-binlog                    mariadb-binlog FILES | mariadb (point-in-time recovery)
+//	apply-16                          paraply apply --workers 16 FILES
 type Apply struct {
 	Kind Kind `json:"kind"`
 	// Threads is slave_parallel_threads (native, 0 = the single-threaded
-	// SQL thread), --workers (paraply) or sysbench clients (ceiling).
+	// SQL thread), --workers (paraply, apply) or sysbench clients
+	// (ceiling).
 	Threads int `json:"threads"`
 	// Mode is slave_parallel_mode (native) or --dependency (paraply).
 	Mode string `json:"mode,omitempty"`
@@ -94,6 +103,8 @@ func (a Apply) Name() string {
 			return "ceiling"
 		}
 		return fmt.Sprintf("ceiling-%d", a.Threads)
+	case ParaplyApply:
+		return fmt.Sprintf("apply-%d", a.Threads)
 	}
 	return string(a.Kind)
 }
@@ -122,6 +133,10 @@ func (a Apply) Label() string {
 		return s
 	case Ceiling:
 		return fmt.Sprintf("ceiling (sysbench %d clients on the target)", a.Threads)
+	case MariadbBinlog:
+		return "mariadb-binlog | mariadb"
+	case ParaplyApply:
+		return fmt.Sprintf("paraply apply %d", a.Threads)
 	}
 	return string(a.Kind)
 }
@@ -131,8 +146,17 @@ func ParseApply(name string) (Apply, error) {
 	bad := func(why string) (Apply, error) {
 		return Apply{}, fmt.Errorf("configuration %q: %s", name, why)
 	}
+	if Kind(name) == MariadbBinlog {
+		return Apply{Kind: MariadbBinlog}, nil
+	}
 	kind, rest, _ := strings.Cut(name, "-")
 	switch Kind(kind) {
+	case ParaplyApply:
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 1 {
+			return bad("want apply-<workers>")
+		}
+		return Apply{Kind: ParaplyApply, Threads: n}, nil
 	case Ceiling:
 		a := Apply{Kind: Ceiling, Threads: CeilingClients}
 		if rest != "" {
@@ -176,7 +200,7 @@ func ParseApply(name string) (Apply, error) {
 		a.Threads, a.Mode = n, mode
 		return a, nil
 	}
-	return bad("want native-..., paraply-... or ceiling")
+	return bad("want native-..., paraply-..., ceiling, mariadb-binlog or apply-...")
 }
 
 // threadsMode splits "16-optimistic" into 16 and "optimistic".

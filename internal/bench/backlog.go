@@ -78,6 +78,7 @@ func (c *cluster) buildBacklog(ctx context.Context, w Workload, clients int) (*B
 		b.BinlogFiles = append(b.BinlogFiles, filepath.Base(f))
 		b.BinlogBytes += fi.Size()
 	}
+	b.files = files
 	if err := c.predict(ctx, b, files); err != nil {
 		b.PredictError = err.Error()
 	}

@@ -179,6 +179,10 @@ func (b *benchmark) apply(ctx context.Context, c *cluster, a Apply, bl *Backlog)
 			err = c.runParaply(runCtx, a, bl, run)
 		case Ceiling:
 			err = c.runCeiling(runCtx, a, bl, run)
+		case MariadbBinlog:
+			err = c.runMariadbBinlog(runCtx, bl, run)
+		case ParaplyApply:
+			err = c.runApply(runCtx, a, bl, run)
 		}
 		cancel()
 		if err != nil {

@@ -28,6 +28,8 @@ func TestApplyNamesRoundTrip(t *testing.T) {
 		"paraply-8-writeset-unordered-binlog":  {Kind: Paraply, Threads: 8, Mode: "writeset", Batch: 64, Unordered: true, Binlog: true},
 		"ceiling":                              {Kind: Ceiling, Threads: 16},
 		"ceiling-32":                           {Kind: Ceiling, Threads: 32},
+		"mariadb-binlog":                       {Kind: MariadbBinlog},
+		"apply-16":                             {Kind: ParaplyApply, Threads: 16},
 	} {
 		got, err := ParseApply(name)
 		if err != nil || got != want {
@@ -37,7 +39,7 @@ func TestApplyNamesRoundTrip(t *testing.T) {
 			t.Errorf("%+v.Name() = %q, want %q", got, got.Name(), name)
 		}
 	}
-	for _, bad := range []string{"", "native", "native-16", "native-16-fast", "paraply-x-writeset", "paraply-16-rows", "ceiling-0", "mysql-single", "paraply-4-writeset-batch0"} {
+	for _, bad := range []string{"", "native", "native-16", "native-16-fast", "paraply-x-writeset", "paraply-16-rows", "ceiling-0", "mysql-single", "paraply-4-writeset-batch0", "apply", "apply-0", "mariadb-binlog-2"} {
 		if _, err := ParseApply(bad); err == nil {
 			t.Errorf("ParseApply(%q) succeeded", bad)
 		}
@@ -51,8 +53,8 @@ func TestConfigs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(Default().Applies); n != 22 {
-		t.Errorf("default configurations: %d, want 22 (7 native, 2 serial bases, 12 paraply, ceiling)", n)
+	if n := len(Default().Applies); n != 24 {
+		t.Errorf("default configurations: %d, want 24 (7 native, 2 serial bases, 12 paraply, ceiling, 2 point-in-time recovery)", n)
 	}
 	ws, err := ParseWorkloads("hot_rows,write_only")
 	if err != nil || len(ws) != 2 || ws[0].Args[0] != "--rand-type=pareto" {

@@ -56,8 +56,9 @@ type Config struct {
 	// that exceeds it is recorded as failed.
 	RunTimeout time.Duration
 	// Verify says which runs are checked with `paraply verify`: "first"
-	// (the first native run and the first multi-worker paraply run of each
-	// backlog), "all" (every native and paraply run) or "none".
+	// (the first native run, the first multi-worker paraply run and the
+	// first run of each point-in-time recovery of each backlog), "all"
+	// (every run but the ceiling) or "none".
 	Verify string
 	// Warm reads every table into the buffer pool after each restore, so
 	// each run starts with the warm cache a running replica has.
@@ -104,6 +105,8 @@ func Default() Config {
 		}
 	}
 	applies = append(applies, Apply{Kind: Ceiling, Threads: CeilingClients})
+	// Point-in-time recovery of the same files onto the same snapshot.
+	applies = append(applies, Apply{Kind: MariadbBinlog}, Apply{Kind: ParaplyApply, Threads: 16})
 	return Config{
 		Workloads:    Workloads,
 		Clients:      []int{1, 16},
@@ -123,7 +126,8 @@ func Default() Config {
 }
 
 // Quick is a sanity run of a few minutes: small tables, K = 5000, the
-// write_only and hot-row backlogs, durable only, and a few configurations.
+// write_only and hot-row backlogs, durable only, and a few configurations,
+// point-in-time recovery included.
 func Quick() Config {
 	c := Default()
 	c.Quick = true
@@ -132,7 +136,7 @@ func Quick() Config {
 	c.Durable = []bool{true}
 	c.Applies = mustApplies("native-single,native-16-optimistic,native-16-aggressive," +
 		"paraply-1-serial,paraply-1-serial-nobatch,paraply-8-writeset,paraply-16-writeset,paraply-16-writeset-nobatch," +
-		"paraply-8-writeset-unordered,paraply-1-serial-binlog,paraply-16-writeset-binlog,paraply-8-writeset-unordered-binlog,ceiling")
+		"paraply-8-writeset-unordered,paraply-1-serial-binlog,paraply-16-writeset-binlog,paraply-8-writeset-unordered-binlog,ceiling,mariadb-binlog,apply-16")
 	return c
 }
 

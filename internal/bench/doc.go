@@ -47,10 +47,13 @@
 //     --until-caught-up` with a fresh relay directory, from exec to exit
 //     (so receiving the backlog is included);
 //     - ceiling: sysbench with 16 clients, the same workload and K, directly
-//     on the target.
-//  4. `paraply verify` after the first native run and the first
-//     multi-worker paraply run (Config.Verify); a difference fails the
-//     benchmark.
+//     on the target;
+//     - point-in-time recovery: the backlog's binlog files replayed onto
+//     the target's snapshot, by `mariadb-binlog FILES | mariadb` and by
+//     `paraply apply --start-gtid <before> FILES`, each from exec to exit.
+//  4. `paraply verify` after the first native run, the first
+//     multi-worker paraply run and the first run of each point-in-time
+//     recovery (Config.Verify); a difference fails the benchmark.
 //
 // A run that fails or exceeds Config.RunTimeout is recorded as failed and
 // its server killed; the benchmark goes on and exits with ErrFailed.

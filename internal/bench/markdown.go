@@ -15,6 +15,7 @@ func (res *Results) Markdown() string {
 	var sb strings.Builder
 	res.writeHeader(&sb)
 	res.writeSummary(&sb)
+	res.writePITR(&sb)
 	for _, w := range res.workloads() {
 		fmt.Fprintf(&sb, "\n## %s\n\n![%s](%s)\n", w, w, chartFile(w))
 		for _, b := range res.Backlogs {
@@ -66,6 +67,44 @@ func (res *Results) writeSummary(sb *strings.Builder) {
 			tps(b.NativeSingleTPS), named(b.BestNativeTPS, b.BestNative), named(b.BestParaplyTPS, b.BestParaply),
 			times(ratio(b.BestParaplyTPS, b.BestNativeTPS)), tps(b.CeilingTPS))
 	}
+}
+
+// writePITR renders the point-in-time recovery table, if any backlog was
+// replayed from its files.
+func (res *Results) writePITR(sb *strings.Builder) {
+	var rows []*Backlog
+	for _, b := range res.Backlogs {
+		if b.find(Apply{Kind: MariadbBinlog}.Name()) != nil || b.PITRApply != "" {
+			rows = append(rows, b)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	sb.WriteString("\n## Point-in-time recovery\n\n")
+	sb.WriteString("The backlog's binlog files replayed onto the target's snapshot: `mariadb-binlog FILES | mariadb` against `paraply apply --start-gtid <before> FILES`.\n\n")
+	sb.WriteString("| backlog | mariadb-binlog \\| mariadb | paraply apply | paraply apply / mariadb-binlog |\n")
+	sb.WriteString("|---|---:|---:|---:|\n")
+	for _, b := range rows {
+		apply := b.find(b.PITRApply)
+		fmt.Fprintf(sb, "| %s | %s | %s | %s |\n", b.title(), secondsTPS(b.find(Apply{Kind: MariadbBinlog}.Name())),
+			secondsTPS(apply), times(b.PITRRatio))
+	}
+}
+
+// secondsTPS is a run's time and throughput, for a table cell.
+func secondsTPS(r *Measurement) string {
+	switch {
+	case r == nil:
+		return ""
+	case !r.ok():
+		return "failed"
+	}
+	label := ""
+	if r.Apply.Kind == ParaplyApply {
+		label = fmt.Sprintf("%d workers: ", r.Apply.Threads)
+	}
+	return fmt.Sprintf("%s%.1f s (%s tps)", label, r.Seconds, tps(r.TPS))
 }
 
 func (b *Backlog) title() string {
@@ -126,6 +165,10 @@ const notes = `
   paraply's time also includes receiving the backlog, which the native replica did before its timer started.
 - Ceiling: sysbench with 16 clients running the same workload directly against the restored target; its tps is
   what the target commits at most with this workload (for read_write it also runs the reads).
+- Point-in-time recovery: the backlog's binlog files, read from the source's binlog directory, replayed onto the
+  restored target (the state before the backlog, as a restored backup) by ` + "`mariadb-binlog FILES | mariadb`" + ` (one
+  session, one commit per source transaction) and by ` + "`paraply apply --start-gtid <before> FILES`" + ` (its defaults:
+  writeset dependencies, batches of up to 64, commit order kept); each from exec to exit.
 - x native single, x best native, x ceiling: tps over the native single-threaded replica's, over the best
   native configuration's, over the ceiling's.
 - Predicted speedup: ` + "`paraply analyze --json`" + ` on the backlog's binlog files with the target's schema, its
@@ -139,13 +182,14 @@ const notes = `
   processlist states behind it.
 `
 
-// cpuPerTxn is the CPU time of the applying mariadbd plus paraply's, per
-// transaction: on a two-core machine, what bounds throughput.
+// cpuPerTxn is the CPU time of the applying mariadbd plus paraply's (or
+// mariadb-binlog's and the client's), per transaction: on a two-core
+// machine, what bounds throughput.
 func cpuPerTxn(r *Measurement) string {
 	if r.Transactions <= 0 || r.ServerCPU <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%.2f", 1000*(r.ServerCPU+r.ParaplyCPU)/float64(r.Transactions))
+	return fmt.Sprintf("%.2f", 1000*(r.ServerCPU+r.ParaplyCPU+r.ClientCPU)/float64(r.Transactions))
 }
 
 // lockWaits is the average number of InnoDB transactions waiting for a row
@@ -204,7 +248,7 @@ func verifyNote(v string) string {
 	case VerifyNone:
 		return "no run"
 	}
-	return "the first native run and the first multi-worker paraply run of each backlog"
+	return "the first native run, the first multi-worker paraply run and the first run of each point-in-time recovery of each backlog"
 }
 
 // abbreviate shortens s to at most n bytes and makes it safe in a table

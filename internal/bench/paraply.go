@@ -45,6 +45,14 @@ func (c *cluster) runParaply(ctx context.Context, a Apply, b *Backlog, run *Meas
 	if a.Binlog {
 		args = append(args, "--apply", "binlog")
 	}
+	run.IncludesReceive = true
+	return c.timeParaply(ctx, args, b, run)
+}
+
+// timeParaply times the paraply process args start, from exec to exit,
+// with the target's CPU and lock waits, and paraply's own CPU and peak
+// memory; it has applied backlog b.
+func (c *cluster) timeParaply(ctx context.Context, args []string, b *Backlog, run *Measurement) error {
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, c.cfg.Paraply, args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -56,7 +64,6 @@ func (c *cluster) runParaply(ctx context.Context, a Apply, b *Backlog, run *Meas
 	run.Seconds = time.Since(began).Seconds()
 	run.Sessions, run.LockWaits = sp.stop()
 	run.ServerCPU = round(serverCPU(c.target)-cpu0, 2)
-	run.IncludesReceive = true
 	if ps := cmd.ProcessState; ps != nil {
 		run.ParaplyCPU = round((ps.UserTime() + ps.SystemTime()).Seconds(), 2)
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
@@ -67,7 +74,7 @@ func (c *cluster) runParaply(ctx context.Context, a Apply, b *Backlog, run *Meas
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return fmt.Errorf("paraply replicate: %w\n%s", err, tail(out.String(), 20))
+		return fmt.Errorf("paraply %s: %w\n%s", args[0], err, tail(out.String(), 20))
 	}
 	run.Transactions = b.Transactions
 	return nil

@@ -33,6 +33,9 @@ type Backlog struct {
 	// BinlogFiles hold the backlog (base names); BinlogBytes is their size.
 	BinlogFiles []string `json:"binlog_files"`
 	BinlogBytes int64    `json:"binlog_bytes"`
+	// files are BinlogFiles' paths on the source, until the next backlog
+	// is built there.
+	files []string
 	// BuildSeconds is how long sysbench took on the source; SourceTPS is
 	// its rate there.
 	BuildSeconds float64 `json:"build_seconds"`
@@ -54,6 +57,13 @@ type Backlog struct {
 	BestParaply     string  `json:"best_paraply,omitempty"`
 	BestParaplyTPS  float64 `json:"best_paraply_tps"`
 	CeilingTPS      float64 `json:"ceiling_tps"`
+	// Point-in-time recovery of the backlog's files onto the target's
+	// snapshot: `mariadb-binlog | mariadb`, the best `paraply apply` run,
+	// and the ratio of their throughputs.
+	PITRBinlogTPS float64 `json:"pitr_mariadb_binlog_tps"`
+	PITRApply     string  `json:"pitr_apply,omitempty"`
+	PITRApplyTPS  float64 `json:"pitr_apply_tps"`
+	PITRRatio     float64 `json:"pitr_ratio"`
 }
 
 // Measurement is one timed apply of a backlog.
@@ -80,6 +90,9 @@ type Measurement struct {
 	ServerCPU       float64 `json:"server_cpu_seconds"`
 	ParaplyCPU      float64 `json:"paraply_cpu_seconds,omitempty"`
 	ParaplyMaxRSSMB float64 `json:"paraply_max_rss_mb,omitempty"`
+	// ClientCPU is the CPU time of mariadb-binlog and the mariadb client
+	// (point-in-time recovery the standard way).
+	ClientCPU float64 `json:"client_cpu_seconds,omitempty"`
 	// Sessions are the applying server's most frequent processlist
 	// states during the timed span, with the average number of sessions
 	// in each (sampled every 200 ms).
@@ -127,6 +140,7 @@ func (b *Backlog) find(name string) *Measurement {
 func (b *Backlog) compute() {
 	b.NativeSingleTPS, b.BestNativeTPS, b.BestParaplyTPS, b.CeilingTPS = 0, 0, 0, 0
 	b.BestNative, b.BestParaply = "", ""
+	b.PITRBinlogTPS, b.PITRApply, b.PITRApplyTPS = 0, "", 0
 	for _, r := range b.Runs {
 		if !r.ok() {
 			continue
@@ -145,8 +159,15 @@ func (b *Backlog) compute() {
 			}
 		case Ceiling:
 			b.CeilingTPS = r.TPS
+		case MariadbBinlog:
+			b.PITRBinlogTPS = r.TPS
+		case ParaplyApply:
+			if r.TPS > b.PITRApplyTPS {
+				b.PITRApply, b.PITRApplyTPS = r.Config, r.TPS
+			}
 		}
 	}
+	b.PITRRatio = ratio(b.PITRApplyTPS, b.PITRBinlogTPS)
 	for _, r := range b.Runs {
 		r.VsNativeSingle, r.VsBestNative, r.VsCeiling = 0, 0, 0
 		r.PredictedSpeedup, r.MeasuredSpeedup, r.Disagrees = 0, 0, false

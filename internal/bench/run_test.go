@@ -46,7 +46,7 @@ func TestRunTiny(t *testing.T) {
 	cfg.Tables, cfg.TableSize, cfg.Events = 2, 500, 200
 	cfg.Workloads = []Workload{mustWorkload("write_only")}
 	cfg.Clients = []int{1}
-	cfg.Applies = mustApplies("native-single,native-4-optimistic,paraply-1-serial-nobatch,paraply-4-writeset-nobatch,ceiling-4")
+	cfg.Applies = mustApplies("native-single,native-4-optimistic,paraply-1-serial-nobatch,paraply-4-writeset-nobatch,ceiling-4,mariadb-binlog,apply-4")
 	cfg.BufferPoolMB = 64
 	cfg.Verify = VerifyAll
 	cfg.Paraply, cfg.OutDir = paraply, filepath.Join(dir, "out")
@@ -76,6 +76,9 @@ func TestRunTiny(t *testing.T) {
 	}
 	if w := b.find("paraply-4-writeset-nobatch"); w == nil || w.MeasuredSpeedup == 0 || w.PredictedSpeedup == 0 || w.VsNativeSingle == 0 {
 		t.Errorf("paraply-4-writeset-nobatch lacks its ratios: %+v", w)
+	}
+	if b.PITRRatio == 0 || b.PITRApply != "apply-4" {
+		t.Errorf("no point-in-time recovery ratio: %s %.0f tps against mariadb-binlog %.0f tps", b.PITRApply, b.PITRApplyTPS, b.PITRBinlogTPS)
 	}
 	for _, f := range []string{"results.json", "results.md", "chart-write_only.svg"} {
 		if _, err := os.Stat(filepath.Join(cfg.OutDir, f)); err != nil {

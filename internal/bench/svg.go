@@ -18,9 +18,14 @@ const (
 )
 
 // Bar colours by kind: native grey, paraply orange (lighter without
-// batching), ceiling green.
+// batching), ceiling green; point-in-time recovery: mariadb-binlog slate,
+// paraply apply violet.
 func barColour(a Apply) string {
 	switch {
+	case a.Kind == MariadbBinlog:
+		return "#475569"
+	case a.Kind == ParaplyApply:
+		return "#7c3aed"
 	case a.Kind == Native && a.Threads == 0:
 		return "#4b5563"
 	case a.Kind == Native:

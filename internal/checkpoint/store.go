@@ -5,7 +5,8 @@
 // Every target transaction inserts one row per source GTID it applies into
 // paraply.applied, in the same transaction as the changes: a GTID is in
 // that table exactly when its changes are on the target. A single row in
-// paraply.progress holds a low-water mark: the source position below which
+// paraply.progress (whose id says which command keeps it, see Origin)
+// holds a low-water mark: the source position below which
 // everything is applied, written now and then by the coordinator (never by
 // workers, so it is not a hot row), together with deleting the applied rows
 // it covers. After a crash the source is streamed again from the low-water
@@ -48,14 +49,68 @@ var ddlStatements = []string{
 		"`started_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) ENGINE=InnoDB",
 }
 
+// Origin says which paraply command keeps a checkpoint. Each has its own
+// row in paraply.progress (its id), and neither reads the other's: a
+// relay index belongs to the relay log of the command that wrote it, and
+// the position `paraply apply` records describes the binlog files it was
+// given, which a live source's stream is not (started with
+// --start-position alone, it covers only what apply applied, not what the
+// restored backup held, and replicate would ask the source for the rest
+// again). paraply.applied is shared, but it is only meaningful next to its
+// own low-water mark. So a target holds the checkpoint of one command at a
+// time, and Load refuses the other's (ForeignCheckpointError).
+type Origin uint8
+
+// The origins, and their row ids in paraply.progress.
+const (
+	// Replicate is `paraply replicate`: a live source, through a relay log
+	// that survives restarts.
+	Replicate Origin = 1
+	// Apply is `paraply apply`: binlog files (point-in-time recovery).
+	Apply Origin = 2
+)
+
+func (o Origin) String() string {
+	switch o {
+	case Replicate:
+		return "paraply replicate"
+	case Apply:
+		return "paraply apply"
+	}
+	return fmt.Sprintf("origin %d", uint8(o))
+}
+
+// ForeignCheckpointError is returned by Load when the target holds the
+// checkpoint of another command (see Origin).
+type ForeignCheckpointError struct {
+	// Origin wrote the checkpoint; Position is its low-water mark.
+	Origin   Origin
+	Position string
+	// Want is the origin of the Store that found it.
+	Want Origin
+}
+
+func (e *ForeignCheckpointError) Error() string {
+	return fmt.Sprintf("the target holds the checkpoint of %s (paraply.progress id %d, position %q), not of %s: "+
+		"the two do not read each other's checkpoints. If the target should now be applied to by %s "+
+		"(for example after a point-in-time recovery has finished), DROP DATABASE `paraply` on the target "+
+		"and start with --start-gtid set to that position",
+		e.Origin, uint8(e.Origin), e.Position, e.Want, e.Want)
+}
+
 // Store reads and writes the bookkeeping tables. Its methods may be called
 // from several goroutines (each uses its own connection from the pool).
 type Store struct {
-	db *sql.DB
+	db     *sql.DB
+	origin Origin
 }
 
-// NewStore uses db, a pool on the target.
-func NewStore(db *sql.DB) *Store { return &Store{db: db} }
+// NewStore uses db, a pool on the target, for the checkpoint of
+// `paraply replicate`.
+func NewStore(db *sql.DB) *Store { return NewStoreFor(db, Replicate) }
+
+// NewStoreFor uses db for the checkpoint of origin.
+func NewStoreFor(db *sql.DB, origin Origin) *Store { return &Store{db: db, origin: origin} }
 
 // Init creates the bookkeeping schema and tables if they are missing.
 func (s *Store) Init(ctx context.Context) error {
@@ -92,12 +147,12 @@ type PendingDDL struct {
 	Objects     []string // encoded: schema NUL table per entry
 }
 
-// Load reads the state. Call Init first.
+// Load reads the state. Call Init first. A checkpoint of another origin
+// is a *ForeignCheckpointError.
 func (s *Store) Load(ctx context.Context) (*State, error) {
 	st := &State{Applied: map[string]bool{}}
-	err := s.db.QueryRowContext(ctx, "SELECT `position`, `relay_index` FROM `paraply`.`progress` WHERE `id` = 1").Scan(&st.Position, &st.RelayIndex)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("reading paraply.progress: %w", err)
+	if err := s.loadProgress(ctx, st); err != nil {
+		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, "SELECT `gtid` FROM `paraply`.`applied`")
 	if err != nil {
@@ -118,6 +173,32 @@ func (s *Store) Load(ctx context.Context) (*State, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+// loadProgress reads the store's row of paraply.progress into st, and
+// refuses a row of another origin.
+func (s *Store) loadProgress(ctx context.Context, st *State) error {
+	rows, err := s.db.QueryContext(ctx, "SELECT `id`, `position`, `relay_index` FROM `paraply`.`progress`")
+	if err != nil {
+		return fmt.Errorf("reading paraply.progress: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uint8
+		var pos string
+		var relay uint64
+		if err := rows.Scan(&id, &pos, &relay); err != nil {
+			return fmt.Errorf("reading paraply.progress: %w", err)
+		}
+		if Origin(id) != s.origin {
+			return &ForeignCheckpointError{Origin: Origin(id), Position: pos, Want: s.origin}
+		}
+		st.Position, st.RelayIndex = pos, relay
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading paraply.progress: %w", err)
+	}
+	return nil
 }
 
 // pendingDDL reads the bracket row of gtid (any, if gtid is ""); nil if
@@ -149,9 +230,9 @@ func (s *Store) SaveProgress(ctx context.Context, position string, relayIndex ui
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx,
-		"INSERT INTO `paraply`.`progress` (`id`, `position`, `relay_index`) VALUES (1, ?, ?) "+
+		"INSERT INTO `paraply`.`progress` (`id`, `position`, `relay_index`) VALUES (?, ?, ?) "+
 			"ON DUPLICATE KEY UPDATE `position` = VALUES(`position`), `relay_index` = VALUES(`relay_index`)",
-		position, relayIndex); err != nil {
+		uint8(s.origin), position, relayIndex); err != nil {
 		return fmt.Errorf("writing paraply.progress: %w", err)
 	}
 	for len(covered) > 0 {

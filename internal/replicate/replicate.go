@@ -27,23 +27,29 @@ var errCaughtUp = errors.New("caught up")
 
 // Replica is a replication pipeline.
 type Replica struct {
-	cfg Config
-	log *slog.Logger
+	cfg  Config
+	log  *slog.Logger
+	feed feed
 
 	mu       sync.Mutex // guards everything below: Run sets it, Status reads it
 	info     source.Info
-	receiver *source.Receiver
+	receiver producer
 	relay    *relaylog.Log
 	prep     *scheduler.Preparer
 	stats    scheduler.Stats
 	saved    scheduler.Progress
 	savedAt  time.Time
 	started  time.Time
+	// until is where the pipeline stops once the checkpoint reaches it
+	// (nil: never): the source's position at start with UntilCaughtUp,
+	// the end of the relay log once a producer's input has ended.
+	until mysql.GTIDSet
 }
 
 // New returns a pipeline for cfg; Run starts it.
 func New(cfg Config) *Replica {
 	r := &Replica{cfg: cfg, log: cfg.Logger}
+	r.feed = network{r}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -68,7 +74,7 @@ const maxRefetch = 3
 // make that safe, as after a crash. If the source no longer has the binlogs
 // for that, Run returns the damage together with the source's refusal.
 func (r *Replica) Run(ctx context.Context) error {
-	if err := r.cfg.Validate(); err != nil {
+	if err := r.feed.validate(r.cfg); err != nil {
 		return err
 	}
 	err := r.run(ctx)
@@ -112,17 +118,9 @@ func (r *Replica) untilReachable(ctx context.Context, role, addr string, fn func
 // run is one pass of the pipeline, from opening the connections to the
 // first error.
 func (r *Replica) run(ctx context.Context) error {
-	srcDB, err := r.cfg.Source.WithTLS(r.cfg.SourceTLS).Open(nil)
+	info, err := r.feed.inspect(ctx)
 	if err != nil {
 		return err
-	}
-	defer srcDB.Close()
-	var info source.Info
-	if err := r.untilReachable(ctx, "source", r.cfg.Source.String(), func() (err error) {
-		info, err = source.Inspect(ctx, srcDB)
-		return err
-	}); err != nil {
-		return fmt.Errorf("source %s: %w", r.cfg.Source, err)
 	}
 	r.mu.Lock()
 	r.info, r.started = info, time.Now()
@@ -134,16 +132,12 @@ func (r *Replica) run(ctx context.Context) error {
 	defer tgtDB.Close()
 	tgtDB.SetMaxOpenConns(r.cfg.Workers + 4)
 	tgtDB.SetMaxIdleConns(r.cfg.Workers + 4)
-	// Keys come from the target, not the source: the target's tables are
-	// as of the position being applied (the source's may have changed
-	// since), and its constraints are the ones the workers must not
-	// violate. DDL in the stream is followed from there.
 	var cat *schema.Catalog
 	if err := r.untilReachable(ctx, "target", r.cfg.Target.String(), func() (err error) {
-		cat, err = schema.Load(ctx, tgtDB)
+		cat, err = r.feed.catalog(ctx, tgtDB)
 		return err
 	}); err != nil {
-		return fmt.Errorf("reading the schema from the target %s: %w", r.cfg.Target, err)
+		return err
 	}
 	if r.info.Flavor == binlog.FlavorMySQL {
 		cat.SetFlavor(schema.MySQL)
@@ -156,7 +150,7 @@ func (r *Replica) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	store := checkpoint.NewStore(tgtDB)
+	store := checkpoint.NewStoreFor(tgtDB, r.feed.origin())
 	if err := store.Init(ctx); err != nil {
 		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
 	}
@@ -183,7 +177,7 @@ func (r *Replica) run(ctx context.Context) error {
 		return err
 	}
 	defer relay.Close()
-	r.log.Info("replicating", "source", r.cfg.Source, "flavor", r.info.Flavor, "target", r.cfg.Target,
+	r.log.Info("replicating", "source", r.feed, "flavor", r.info.Flavor, "target", r.cfg.Target,
 		"dependency", r.cfg.Mode, "workers", r.cfg.Workers, "apply", path, "from", start, "relay_index", prefix)
 
 	var until mysql.GTIDSet
@@ -196,10 +190,10 @@ func (r *Replica) run(ctx context.Context) error {
 			return nil
 		}
 	}
-	receiver, err := source.NewReceiver(source.Config{
-		Source: r.cfg.Source, ServerID: r.cfg.ServerID, Flavor: r.info.Flavor,
-		Heartbeat: r.cfg.Heartbeat, TLS: r.cfg.SourceTLS, PartBytes: r.cfg.PieceBytes, Logger: r.log.With("component", "receiver"),
-	}, relay)
+	r.mu.Lock()
+	r.until = until
+	r.mu.Unlock()
+	receiver, err := r.feed.producer(r.info, relay)
 	if err != nil {
 		return err
 	}
@@ -224,7 +218,12 @@ func (r *Replica) run(ctx context.Context) error {
 	done := make(chan *applier.Work, r.cfg.Workers)
 	reader := relay.NewReader(prefix + 1)
 	defer reader.Close()
-	g.Go(func() error { return receiver.Run(gctx, start) })
+	g.Go(func() error {
+		if err := receiver.Run(gctx, start); err != nil || gctx.Err() != nil {
+			return err
+		}
+		return r.stopAtEnd(relay)
+	})
 	g.Go(func() error { return prep.Run(gctx, reader, prepared) })
 	g.Go(func() error { return pool.Run(gctx, work, done) })
 	sv := newSaver(func(wctx context.Context, p scheduler.Progress) error {
@@ -236,9 +235,9 @@ func (r *Replica) run(ctx context.Context) error {
 		}
 		p.Covered = nil
 		r.mu.Lock()
+		defer r.mu.Unlock()
 		r.saved, r.savedAt = p, time.Now()
-		r.mu.Unlock()
-		if until != nil && caughtUp(r.info.Flavor, p.Reached, until) {
+		if r.until != nil && caughtUp(r.info.Flavor, p.Reached, r.until) {
 			return errCaughtUp
 		}
 		return nil
@@ -255,10 +254,34 @@ func (r *Replica) run(ctx context.Context) error {
 	})
 	err = g.Wait()
 	if errors.Is(err, errCaughtUp) {
-		r.log.Info("caught up with the source's position at start", "position", r.info.Position)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.log.Info("caught up: the target has everything up to the position", "position", r.until)
 		return nil
 	}
 	return err
+}
+
+// stopAtEnd is called when the producer's input has ended (binlog files,
+// all appended): the pipeline stops once the checkpoint covers the last
+// transaction in the relay log, at once if it holds none (its resume
+// position is then empty) or the saved checkpoint covers it already.
+// Setting until and checking the saved checkpoint under one lock, as the
+// saver checks until when it saves, means that one of the two sees the
+// other.
+func (r *Replica) stopAtEnd(relay *relaylog.Log) error {
+	end, _ := relay.Resume()
+	until, err := mysql.ParseGTIDSet(flavor(r.info.Flavor), end)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.until = until
+	if caughtUp(r.info.Flavor, r.saved.Reached, until) {
+		return errCaughtUp
+	}
+	return nil
 }
 
 // applyPath resolves Config.Apply for this source and target.

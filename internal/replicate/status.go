@@ -39,7 +39,7 @@ func (r *Replica) Status() Status {
 	defer r.mu.Unlock()
 	st := Status{
 		Now:    time.Now(),
-		Source: r.cfg.Source.String(), Target: r.cfg.Target.String(),
+		Source: r.feed.String(), Target: r.cfg.Target.String(),
 		Flavor: r.info.Flavor.String(), Dependency: r.cfg.Mode.String(),
 		Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder,
 		Started: r.started, SourcePosition: r.info.Position,

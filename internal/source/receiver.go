@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -38,8 +37,11 @@ type Config struct {
 	Logger    *slog.Logger
 }
 
-// Status is what the receiver reports about the stream.
+// Status is what the receiver (or the reader of binlog files, Files)
+// reports about the stream.
 type Status struct {
+	// Connected: the replication connection is up; for binlog files,
+	// they are being read or have been read to the end without error.
 	Connected     bool
 	Reconnects    int64
 	Transactions  int64
@@ -52,15 +54,16 @@ type Status struct {
 	SourceOffset  int64
 	LastError     string
 	LastErrorTime time.Time
+	// Reading binlog files (Files): bytes read of InputBytes, and files
+	// opened of Files (the one being read included).
+	InputRead, InputBytes int64
+	FilesRead, Files      int
 }
 
 // Receiver streams a source's binlog into a relay log.
 type Receiver struct {
-	cfg   Config
-	relay *relaylog.Log
-
-	mu     sync.Mutex // guards status
-	status Status
+	cfg Config
+	relayer
 }
 
 // NewReceiver streams into relay.
@@ -77,14 +80,7 @@ func NewReceiver(cfg Config, relay *relaylog.Log) (*Receiver, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Receiver{cfg: cfg, relay: relay}, nil
-}
-
-// Status returns a copy of the receiver's status.
-func (r *Receiver) Status() Status {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.status
+	return &Receiver{cfg: cfg, relayer: relayer{relay: relay, logger: cfg.Logger}}, nil
 }
 
 // ErrPositionGone is returned when the source no longer has the binlogs
@@ -159,19 +155,13 @@ func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	r.mu.Lock()
-	r.status.Connected = true
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.status.Connected = false
-		r.mu.Unlock()
-	}()
+	r.setConnected(true)
+	defer r.setConnected(false)
 	framer := binlog.NewFramer()
 	framer.PartBytes = r.cfg.PartBytes
 	file := ""
 	received := false
-	var gtid binlog.GTID // of the large transaction being received in pieces
+	var large binlog.GTID // of the large transaction being received in pieces
 	for {
 		be, err := streamer.GetEvent(ctx)
 		if err != nil {
@@ -190,89 +180,13 @@ func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (bool, error) 
 			return received, err
 		}
 		for rt := framer.Next(); rt != nil; rt = framer.Next() {
-			if rt.Part {
-				if err := r.relayPart(ctx, rt, &gtid); err != nil {
-					return received, err
-				}
-				continue
-			}
-			if err := r.relayTxn(ctx, rt, gtid, pos); err != nil {
+			done, err := r.relayPiece(ctx, rt, &large, pos)
+			if err != nil {
 				return received, err
 			}
-			gtid = binlog.GTID{}
-			received = true
+			received = received || done
 		}
 	}
-}
-
-// relayPart appends a piece of a large transaction; the first one holds
-// its GTID, which *gtid keeps for its last piece.
-func (r *Receiver) relayPart(ctx context.Context, rt *binlog.RawTxn, gtid *binlog.GTID) error {
-	if gtid.IsZero() {
-		g, err := rt.GTID()
-		if err != nil {
-			return err
-		}
-		if g.IsZero() {
-			return fmt.Errorf("%w: a transaction without GTID at %s (paraply replicates GTID streams only)", binlog.ErrUnsupported, rt.Events[0].Pos)
-		}
-		*gtid = g
-		r.cfg.Logger.Info("receiving a large transaction in pieces", "gtid", g.String(), "piece_bytes", r.cfg.PartBytes)
-	}
-	if err := r.relay.AppendPart(ctx, rt); err != nil {
-		return err
-	}
-	r.mu.Lock()
-	r.status.Bytes += int64(rt.Bytes())
-	r.mu.Unlock()
-	return nil
-}
-
-// relayTxn appends one transaction (or the last piece of a large one,
-// whose GTID large holds) and advances pos past it.
-func (r *Receiver) relayTxn(ctx context.Context, rt *binlog.RawTxn, large binlog.GTID, pos mysql.GTIDSet) error {
-	g := large
-	if rt.Parts == 0 {
-		var err error
-		if g, err = rt.GTID(); err != nil {
-			return err
-		}
-	}
-	if g.IsZero() {
-		return fmt.Errorf("%w: a transaction without GTID at %s (paraply replicates GTID streams only)", binlog.ErrUnsupported, rt.Events[0].Pos)
-	}
-	if err := pos.Update(g.String()); err != nil {
-		return fmt.Errorf("advancing the source position past %s: %w", g, err)
-	}
-	resume := pos.String()
-	if _, err := r.relay.Append(ctx, relaylog.Record{Txn: rt, GTID: g, Resume: resume}); err != nil {
-		return err
-	}
-	last := rt.Events[len(rt.Events)-1]
-	r.mu.Lock()
-	r.status.Transactions++
-	r.status.Bytes += int64(rt.Bytes())
-	r.status.LastTxn = time.Now()
-	r.status.Position = resume
-	r.status.SourceFile, r.status.SourceOffset = last.Pos.File, last.Pos.Offset+int64(len(last.Data))
-	r.mu.Unlock()
-	return nil
-}
-
-func (r *Receiver) touch() {
-	r.mu.Lock()
-	r.status.LastEvent = time.Now()
-	r.status.Events++
-	r.mu.Unlock()
-}
-
-func (r *Receiver) setError(err error) {
-	if err == nil {
-		return
-	}
-	r.mu.Lock()
-	r.status.LastError, r.status.LastErrorTime = err.Error(), time.Now()
-	r.mu.Unlock()
 }
 
 // fatal reports errors that reconnecting cannot fix.

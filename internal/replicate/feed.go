@@ -1,0 +1,92 @@
+package replicate
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/relaylog"
+	"github.com/paraply/paraply/internal/schema"
+	"github.com/paraply/paraply/internal/source"
+)
+
+// feed is where a pipeline's transactions come from: a live source,
+// through the receiver (replicate), or binlog files (apply). A feed only
+// fills the relay log; from there on both run the same code (Replica.run):
+// preparer, coordinator, workers and checkpoint.
+type feed interface {
+	// validate reports the first problem with cfg for this feed.
+	validate(cfg Config) error
+	// String names the source in logs and the status.
+	String() string
+	// inspect says what the source is: its flavor, and its position now
+	// ("" when it has none, as binlog files).
+	inspect(ctx context.Context) (source.Info, error)
+	// catalog reads the tables' keys; tgt is the target. Its errors say
+	// where it read them.
+	catalog(ctx context.Context, tgt *sql.DB) (*schema.Catalog, error)
+	// origin is the checkpoint this feed's pipeline keeps on the target.
+	origin() checkpoint.Origin
+	// producer returns what appends the source's transactions to relay.
+	producer(info source.Info, relay *relaylog.Log) (producer, error)
+}
+
+// producer fills the relay log from position start. Run returns nil when
+// ctx is done, or, for a producer whose input ends (binlog files), once it
+// has appended its last transaction; the pipeline then stops when the
+// target has everything in the relay log.
+type producer interface {
+	Run(ctx context.Context, start string) error
+	Status() source.Status
+}
+
+// network is replicate's feed: a live source, as a replica.
+type network struct{ r *Replica }
+
+func (n network) validate(cfg Config) error { return cfg.Validate() }
+
+func (n network) String() string { return n.r.cfg.Source.String() }
+
+func (n network) origin() checkpoint.Origin { return checkpoint.Replicate }
+
+func (n network) inspect(ctx context.Context) (source.Info, error) {
+	r := n.r
+	srcDB, err := r.cfg.Source.WithTLS(r.cfg.SourceTLS).Open(nil)
+	if err != nil {
+		return source.Info{}, err
+	}
+	defer srcDB.Close()
+	var info source.Info
+	if err := r.untilReachable(ctx, "source", r.cfg.Source.String(), func() (err error) {
+		info, err = source.Inspect(ctx, srcDB)
+		return err
+	}); err != nil {
+		return info, fmt.Errorf("source %s: %w", r.cfg.Source, err)
+	}
+	return info, nil
+}
+
+// catalog reads the keys from the target, not the source: the target's
+// tables are as of the position being applied (the source's may have
+// changed since), and its constraints are the ones the workers must not
+// violate. DDL in the stream is followed from there.
+func (n network) catalog(ctx context.Context, tgt *sql.DB) (*schema.Catalog, error) {
+	return targetCatalog(ctx, tgt, n.r.cfg.Target.String())
+}
+
+func targetCatalog(ctx context.Context, tgt *sql.DB, name string) (*schema.Catalog, error) {
+	cat, err := schema.Load(ctx, tgt)
+	if err != nil {
+		return nil, fmt.Errorf("reading the schema from the target %s: %w", name, err)
+	}
+	return cat, nil
+}
+
+func (n network) producer(info source.Info, relay *relaylog.Log) (producer, error) {
+	r := n.r
+	return source.NewReceiver(source.Config{
+		Source: r.cfg.Source, ServerID: r.cfg.ServerID, Flavor: info.Flavor,
+		Heartbeat: r.cfg.Heartbeat, TLS: r.cfg.SourceTLS, PartBytes: r.cfg.PieceBytes, Logger: r.log.With("component", "receiver"),
+	}, relay)
+}

@@ -1,0 +1,119 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/relaylog"
+)
+
+// relayer appends framed transactions to a relay log and keeps the Status
+// that producers report. The receiver and the binlog file reader share it,
+// so that a transaction reaches the relay log in one way, whatever it was
+// read from.
+type relayer struct {
+	relay  *relaylog.Log
+	logger *slog.Logger // nil: discard
+
+	mu     sync.Mutex // guards status
+	status Status
+}
+
+// Status returns a copy of the producer's status.
+func (r *relayer) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status
+}
+
+// txnGTID returns rt's GTID; a transaction without one cannot be
+// positioned, so it is refused.
+func txnGTID(rt *binlog.RawTxn) (binlog.GTID, error) {
+	g, err := rt.GTID()
+	if err != nil {
+		return g, err
+	}
+	if g.IsZero() {
+		return g, fmt.Errorf("%w: a transaction without GTID at %s (paraply replicates GTID streams only)", binlog.ErrUnsupported, rt.Events[0].Pos)
+	}
+	return g, nil
+}
+
+// relayTxn appends rt, whose GTID is g, with the position after it as its
+// resume position, and advances pos past it.
+func (r *relayer) relayTxn(ctx context.Context, rt *binlog.RawTxn, g binlog.GTID, pos mysql.GTIDSet) error {
+	if err := pos.Update(g.String()); err != nil {
+		return fmt.Errorf("advancing the source position past %s: %w", g, err)
+	}
+	resume := pos.String()
+	if _, err := r.relay.Append(ctx, relaylog.Record{Txn: rt, GTID: g, Resume: resume}); err != nil {
+		return err
+	}
+	last := rt.Events[len(rt.Events)-1]
+	r.mu.Lock()
+	r.status.Transactions++
+	r.status.Bytes += int64(rt.Bytes())
+	r.status.LastTxn = time.Now()
+	r.status.Position = resume
+	r.status.SourceFile, r.status.SourceOffset = last.Pos.File, last.Pos.Offset+int64(len(last.Data))
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *relayer) touch() {
+	r.mu.Lock()
+	r.status.LastEvent = time.Now()
+	r.status.Events++
+	r.mu.Unlock()
+}
+
+func (r *relayer) setError(err error) {
+	if err == nil {
+		return
+	}
+	r.mu.Lock()
+	r.status.LastError, r.status.LastErrorTime = err.Error(), time.Now()
+	r.mu.Unlock()
+}
+
+func (r *relayer) setConnected(c bool) {
+	r.mu.Lock()
+	r.status.Connected = c
+	r.mu.Unlock()
+}
+
+// relayPiece appends rt, a whole transaction or a piece of a large one
+// (binlog.RawTxn.Part): the first piece holds the GTID, which *large keeps
+// until the last piece, appended as the transaction. done says that a
+// transaction was completed.
+func (r *relayer) relayPiece(ctx context.Context, rt *binlog.RawTxn, large *binlog.GTID, pos mysql.GTIDSet) (done bool, err error) {
+	g := *large
+	if g.IsZero() {
+		if g, err = txnGTID(rt); err != nil {
+			return false, err
+		}
+	}
+	if rt.Part {
+		if large.IsZero() {
+			*large = g
+			if r.logger != nil {
+				r.logger.Info("a large transaction goes to the relay log in pieces", "gtid", g.String())
+			}
+		}
+		if err := r.relay.AppendPart(ctx, rt); err != nil {
+			return false, err
+		}
+		r.mu.Lock()
+		r.status.Bytes += int64(rt.Bytes())
+		r.mu.Unlock()
+		return false, nil
+	}
+	*large = binlog.GTID{}
+	return true, r.relayTxn(ctx, rt, g, pos)
+}
