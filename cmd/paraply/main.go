@@ -27,7 +27,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(analyzeCmd(), replicateCmd(), applyCmd(), statusCmd(), verifyCmd(), demoCmd())
+	root.AddCommand(analyzeCmd(), replicateCmd(), applyCmd(), handoverCmd(), skipCmd(), statusCmd(), verifyCmd(), demoCmd())
 	if err := root.Execute(); err != nil {
 		if !errors.Is(err, errSilent) {
 			fmt.Fprintln(os.Stderr, "paraply:", err)

@@ -16,10 +16,9 @@ import (
 func replicateCmd() *cobra.Command {
 	cfg := replicate.Default()
 	var (
-		sourceURL, sourcePwFile string
-		configFile              string
-		sourceTLS               tlsFlags
-		pipe                    pipelineFlags
+		src        sourceFlags
+		configFile string
+		pipe       pipelineFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "replicate --source mysql://USER@HOST:PORT --target mysql://USER@HOST:PORT",
@@ -46,12 +45,8 @@ certificate against --*-tls-ca (else the system's roots) and the host name;
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if cfg.Source, err = endpoint(sourceURL, "PARAPLY_SOURCE_PASSWORD", sourcePwFile); err != nil {
-				return fmt.Errorf("--source: %w", err)
-			}
-			if cfg.SourceTLS, err = sourceTLS.config(cfg.Source.Host); err != nil {
-				return fmt.Errorf("--source-tls: %w", err)
+			if err := src.resolve(&cfg); err != nil {
+				return err
 			}
 			if err := pipe.resolve(&cfg); err != nil {
 				return err
@@ -60,18 +55,46 @@ certificate against --*-tls-ca (else the system's roots) and the host name;
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&sourceURL, "source", "", "source server, mysql://USER@HOST:PORT")
-	f.StringVar(&sourcePwFile, "source-password-file", "", "file holding the source password")
-	sourceTLS.add(f, "source")
+	src.add(f, &cfg)
 	pipe.add(f, &cfg)
+	f.StringVar(&cfg.StartGTID, "start-gtid", "", "GTID position to start from when the target has no checkpoint (default: the source's current position)")
+	f.BoolVar(&cfg.UntilCaughtUp, "until-caught-up", false, "exit 0 once the target has applied everything the source had at start")
+	f.StringVar(&cfg.UntilGTID, "until-gtid", "", "exit 0 once the transaction at this GTID position is applied, applying nothing after it (as START SLAVE UNTIL master_gtid_pos)")
+	f.DurationVar(&cfg.Delay, "delay", 0, "apply each transaction no earlier than its source commit time plus this (as MASTER_DELAY), e.g. 1h")
+	f.StringVar(&configFile, "config", "", "file of flag settings, one 'name = value' per line (command-line flags win)")
+	return cmd
+}
+
+// sourceFlags are the flags of the source endpoint and of receiving from
+// it, which replicate and handover share.
+type sourceFlags struct {
+	url, pwFile string
+	tls         tlsFlags
+}
+
+func (s *sourceFlags) add(f *pflag.FlagSet, cfg *replicate.Config) {
+	f.StringVar(&s.url, "source", "", "source server, mysql://USER@HOST:PORT")
+	f.StringVar(&s.pwFile, "source-password-file", "", "file holding the source password")
+	s.tls.add(f, "source")
 	f.StringVar(&cfg.RelayDir, "relay-dir", cfg.RelayDir, "directory of the relay log")
 	f.Int64Var(&cfg.RelayMaxBytes, "relay-max-bytes", cfg.RelayMaxBytes, "disk the relay log may use; receiving pauses when it is full")
 	f.Uint32Var(&cfg.ServerID, "server-id", cfg.ServerID, "replica server_id presented to the source (unique among its replicas)")
-	f.StringVar(&cfg.StartGTID, "start-gtid", "", "GTID position to start from when the target has no checkpoint (default: the source's current position)")
-	f.BoolVar(&cfg.UntilCaughtUp, "until-caught-up", false, "exit 0 once the target has applied everything the source had at start")
 	f.DurationVar(&cfg.Heartbeat, "heartbeat", cfg.Heartbeat, "source heartbeat period (a silent stream is reconnected after 3)")
-	f.StringVar(&configFile, "config", "", "file of flag settings, one 'name = value' per line (command-line flags win)")
-	return cmd
+}
+
+// resolve fills cfg's source from the flags ("" leaves it unset).
+func (s *sourceFlags) resolve(cfg *replicate.Config) error {
+	if s.url == "" {
+		return nil
+	}
+	var err error
+	if cfg.Source, err = endpoint(s.url, "PARAPLY_SOURCE_PASSWORD", s.pwFile); err != nil {
+		return fmt.Errorf("--source: %w", err)
+	}
+	if cfg.SourceTLS, err = s.tls.config(cfg.Source.Host); err != nil {
+		return fmt.Errorf("--source-tls: %w", err)
+	}
+	return nil
 }
 
 // tlsFlags are the TLS flags of one endpoint: --ROLE-tls, --ROLE-tls-ca,

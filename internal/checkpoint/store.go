@@ -279,3 +279,15 @@ func (s *Store) Applied(ctx context.Context, gtids []string) (int, error) {
 	err := s.db.QueryRowContext(ctx, q, args...).Scan(&n)
 	return n, err
 }
+
+// Skip records gtids as applied without applying them: `paraply skip`,
+// for a transaction that stops replication and that the operator settles
+// by hand. Recording one twice changes nothing.
+func (s *Store) Skip(ctx context.Context, gtids []string) error {
+	for _, g := range gtids {
+		if _, err := s.db.ExecContext(ctx, "INSERT IGNORE INTO `paraply`.`applied` (`gtid`) VALUES (?)", g); err != nil {
+			return fmt.Errorf("recording %s as applied: %w", g, err)
+		}
+	}
+	return nil
+}

@@ -49,6 +49,7 @@ var Metrics = []metric{
 	{"paraply_coordinator_waits_total", "Times the coordinator could not hand out work, by reason.", []string{"reason"}},
 	{"paraply_coordinator_wait_seconds_total", "Time the coordinator could not hand out work, by reason.", []string{"reason"}},
 	{"paraply_lag_seconds", "Seconds since the source committed the oldest transaction not yet applied.", nil},
+	{"paraply_delay_seconds", "The configured --delay: transactions are applied no earlier than their source commit time plus this.", nil},
 	{"paraply_checkpoint_age_seconds", "Seconds since the checkpoint was last saved on the target.", nil},
 	{"paraply_low_water_mark", "Relay log index up to which everything is applied.", nil},
 	{"paraply_dependency_causes_total", "Transactions serialized beyond their rows, by cause (ddl, keyless_table, ...).", []string{"cause"}},
@@ -136,6 +137,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		n("paraply_coordinator_wait_seconds_total", r.secs, r.reason)
 	}
 	g("paraply_lag_seconds", st.Lag.Seconds())
+	g("paraply_delay_seconds", st.Delay.Seconds())
 	if !st.CheckpointSaved.IsZero() {
 		g("paraply_checkpoint_age_seconds", now.Sub(st.CheckpointSaved).Seconds())
 	}

@@ -38,6 +38,13 @@ type Config struct {
 	// UntilCaughtUp stops once the target has applied everything the
 	// source had when replication started.
 	UntilCaughtUp bool
+	// UntilGTID stops after the transaction at this GTID position is
+	// applied, and applies nothing after it (as START SLAVE UNTIL
+	// master_gtid_pos).
+	UntilGTID string
+	// Delay applies a transaction no earlier than its source commit time
+	// plus Delay (as MASTER_DELAY).
+	Delay time.Duration
 	// BatchTxns bounds the source transactions per target transaction.
 	BatchTxns int
 	// BatchDelay is how long a transaction may wait for a batch to fill.

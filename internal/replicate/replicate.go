@@ -16,6 +16,7 @@ import (
 	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/handover"
 	"github.com/paraply/paraply/internal/relaylog"
 	"github.com/paraply/paraply/internal/scheduler"
 	"github.com/paraply/paraply/internal/schema"
@@ -150,26 +151,19 @@ func (r *Replica) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	store := checkpoint.NewStoreFor(tgtDB, r.feed.origin())
-	if err := store.Init(ctx); err != nil {
-		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
-	}
-	state, err := store.Load(ctx)
+	release, err := checkpoint.Lock(ctx, tgtDB)
 	if err != nil {
 		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
 	}
-	rerun := map[string]bool{}
-	if p := state.PendingDDL; p != nil {
-		out, err := store.ResolveDDL(ctx, p)
-		if err != nil {
-			return fmt.Errorf("settling the DDL %s that was running at the last stop: %w", p.GTID, err)
-		}
-		if out == checkpoint.DDLApplied {
-			state.Applied[p.GTID] = true
-			r.log.Info("a DDL running at the last stop had taken effect", "gtid", p.GTID)
-		} else {
-			rerun[p.GTID] = true
-			r.log.Info("a DDL running at the last stop had not taken effect; it will run again", "gtid", p.GTID)
+	defer release()
+	store := checkpoint.NewStoreFor(tgtDB, r.feed.origin())
+	state, rerun, err := r.loadCheckpoint(ctx, store)
+	if err != nil {
+		return err
+	}
+	if r.feed.origin() == checkpoint.Replicate && sameFlavor && r.info.Flavor == binlog.FlavorMariaDB {
+		if err := r.fromNative(ctx, tgtDB, state, store); err != nil {
+			return fmt.Errorf("target %s: %w", r.cfg.Target, err)
 		}
 	}
 	relay, prefix, start, err := r.openRelay(ctx, state, store)
@@ -180,15 +174,21 @@ func (r *Replica) run(ctx context.Context) error {
 	r.log.Info("replicating", "source", r.feed, "flavor", r.info.Flavor, "target", r.cfg.Target,
 		"dependency", r.cfg.Mode, "workers", r.cfg.Workers, "apply", path, "from", start, "relay_index", prefix)
 
-	var until mysql.GTIDSet
-	if r.cfg.UntilCaughtUp {
+	var until, stopAfter mysql.GTIDSet
+	switch {
+	case r.cfg.UntilGTID != "":
+		if until, err = mysql.ParseGTIDSet(flavor(r.info.Flavor), r.cfg.UntilGTID); err != nil {
+			return fmt.Errorf("--until-gtid %q: %w", r.cfg.UntilGTID, err)
+		}
+		stopAfter = until
+	case r.cfg.UntilCaughtUp:
 		if until, err = mysql.ParseGTIDSet(flavor(r.info.Flavor), r.info.Position); err != nil {
 			return err
 		}
-		if caughtUp(r.info.Flavor, state.Position, until) && prefix >= lastIndex(relay) {
-			r.log.Info("already caught up", "position", state.Position)
-			return nil
-		}
+	}
+	if until != nil && caughtUp(r.info.Flavor, state.Position, until) && prefix >= lastIndex(relay) {
+		r.log.Info("already caught up", "position", state.Position)
+		return nil
 	}
 	r.mu.Lock()
 	r.until = until
@@ -202,7 +202,7 @@ func (r *Replica) run(ctx context.Context) error {
 	r.mu.Unlock()
 	seq := applier.NewSequencer(prefix)
 	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun,
-		Logger: r.log.With("component", "preparer"), ReadPart: relay.ReadPart}
+		Logger: r.log.With("component", "preparer"), ReadPart: relay.ReadPart, StopAfter: stopAfter, Flavor: r.info.Flavor, Delay: r.cfg.Delay}
 	r.mu.Lock()
 	r.prep = prep
 	r.mu.Unlock()
@@ -260,6 +260,61 @@ func (r *Replica) run(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// loadCheckpoint reads the target's checkpoint, and settles a DDL that was
+// running at the last stop: recorded as applied if it took effect, else
+// to run again (the returned set).
+func (r *Replica) loadCheckpoint(ctx context.Context, store *checkpoint.Store) (*checkpoint.State, map[string]bool, error) {
+	if err := store.Init(ctx); err != nil {
+		return nil, nil, fmt.Errorf("target %s: %w", r.cfg.Target, err)
+	}
+	state, err := store.Load(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("target %s: %w", r.cfg.Target, err)
+	}
+	rerun := map[string]bool{}
+	if p := state.PendingDDL; p != nil {
+		out, err := store.ResolveDDL(ctx, p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("settling the DDL %s that was running at the last stop: %w", p.GTID, err)
+		}
+		if out == checkpoint.DDLApplied {
+			state.Applied[p.GTID] = true
+			r.log.Info("a DDL running at the last stop had taken effect", "gtid", p.GTID)
+		} else {
+			rerun[p.GTID] = true
+			r.log.Info("a DDL running at the last stop had not taken effect; it will run again", "gtid", p.GTID)
+		}
+	}
+	return state, rerun, nil
+}
+
+// fromNative takes over from the target's own replication: it refuses
+// while that runs, and starts where it stopped (gtid_slave_pos) when that
+// is ahead of paraply's checkpoint, with a new relay log.
+func (r *Replica) fromNative(ctx context.Context, tgt *sql.DB, state *checkpoint.State, store *checkpoint.Store) error {
+	native, err := handover.ReadNative(ctx, tgt)
+	if err != nil {
+		return err
+	}
+	if !native.Known {
+		r.log.Info("cannot tell whether the target's own replication runs (SHOW ALL SLAVES STATUS needs SLAVE MONITOR): make sure it does not")
+	}
+	pos, fromNative, err := handover.Start(state.Position, native)
+	if err != nil || !fromNative {
+		return err
+	}
+	r.log.Info("starting where the target's own replication stopped (gtid_slave_pos), ahead of paraply's checkpoint",
+		"gtid_slave_pos", pos, "checkpoint", state.Position)
+	if err := relaylog.Remove(r.cfg.RelayDir); err != nil {
+		return err
+	}
+	if err := store.SaveProgress(ctx, pos, 0, nil); err != nil {
+		return err
+	}
+	state.Position, state.RelayIndex = pos, 0
+	return nil
 }
 
 // stopAtEnd is called when the producer's input has ended (binlog files,

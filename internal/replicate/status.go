@@ -31,6 +31,10 @@ type Status struct {
 	// Lag is how long ago the source committed the oldest transaction not
 	// yet applied (0 when nothing is waiting).
 	Lag time.Duration
+	// Delay is --delay: transactions are applied no earlier than their
+	// source commit time plus Delay (Dependencies.DelayedUntil says until
+	// when the next one is held).
+	Delay time.Duration
 }
 
 // Status returns a snapshot; it is safe to call while Run runs.
@@ -44,6 +48,7 @@ func (r *Replica) Status() Status {
 		Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder,
 		Started: r.started, SourcePosition: r.info.Position,
 		Scheduler: r.stats, Checkpoint: r.saved, CheckpointSaved: r.savedAt,
+		Delay: r.cfg.Delay,
 	}
 	if r.receiver != nil {
 		st.Receiver = r.receiver.Status()

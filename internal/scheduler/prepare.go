@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/paraply/paraply/internal/applier"
@@ -59,6 +61,14 @@ type Preparer struct {
 	Logger *slog.Logger
 	// ReadPart reads a piece of a large transaction from the relay log.
 	ReadPart func(relaylog.PartRef) ([]binlog.Event, error)
+	// StopAfter, if set, is the last position to apply (--until-gtid): a
+	// transaction beyond it is not passed on (it and what follows wait
+	// until the pipeline stops). Flavor says how to read it.
+	StopAfter mysql.GTIDSet
+	Flavor    binlog.Flavor
+	// Delay holds each transaction until its source commit time plus
+	// Delay (--delay, as MASTER_DELAY).
+	Delay time.Duration
 	// Applied are GTIDs the target already has (from the checkpoint).
 	Applied map[string]bool
 	// Rerun are GTIDs of DDL whose outcome a crash left unknown.
@@ -85,6 +95,9 @@ type PrepareStats struct {
 	// BarrierTables names tables behind barriers and serializations
 	// (unknown schema, keyless, cascades), by cause.
 	BarrierTables map[string]map[string]bool
+	// DelayedUntil is when the transaction held for --delay goes on (zero
+	// when none is held).
+	DelayedUntil time.Time
 }
 
 // maxTracked bounds the tables counted in PrepareStats.
@@ -95,7 +108,7 @@ const maxTracked = 1000
 func (p *Preparer) Stats() PrepareStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := PrepareStats{Tracker: p.stats.Tracker, Conflicts: map[string]int64{}, BarrierTables: map[string]map[string]bool{}}
+	out := PrepareStats{Tracker: p.stats.Tracker, Conflicts: map[string]int64{}, BarrierTables: map[string]map[string]bool{}, DelayedUntil: p.stats.DelayedUntil}
 	for k, v := range p.stats.Conflicts {
 		out.Conflicts[k] = v
 	}
@@ -170,6 +183,16 @@ func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepare
 		pr, err := p.prepare(e)
 		if err != nil {
 			return err
+		}
+		if p.beyond(pr) {
+			// Everything before it goes on and is applied; the pipeline
+			// then stops (the saver sees the position reached).
+			p.Logger.Info("stopping before a transaction beyond --until-gtid", "gtid", pr.Txn.GTID)
+			<-ctx.Done()
+			return nil
+		}
+		if !p.hold(ctx, pr) {
+			return nil
 		}
 		select {
 		case out <- pr:
@@ -290,6 +313,48 @@ func (p *Preparer) pieces(e *relaylog.Entry) func(i int) (*binlog.RawTxn, error)
 			return nil, err
 		}
 		return &binlog.RawTxn{Events: evs, Format: e.Txn.Format, Part: true}, nil
+	}
+}
+
+// beyond reports whether pr comes after StopAfter.
+func (p *Preparer) beyond(pr *Prepared) bool {
+	if p.StopAfter == nil || pr.Txn.GTID == "" {
+		return false
+	}
+	flavor := mysql.MariaDBFlavor
+	if p.Flavor == binlog.FlavorMySQL {
+		flavor = mysql.MySQLFlavor
+	}
+	one, err := mysql.ParseGTIDSet(flavor, pr.Txn.GTID)
+	return err == nil && !p.StopAfter.Contain(one)
+}
+
+// hold waits until pr's source commit time plus Delay has passed (false
+// when ctx ends first). A transaction the target has is not held.
+func (p *Preparer) hold(ctx context.Context, pr *Prepared) bool {
+	if p.Delay <= 0 || pr.Skip {
+		return true
+	}
+	due := time.UnixMicro(pr.Txn.Txn.Timestamp).Add(p.Delay)
+	wait := time.Until(due)
+	if wait <= 0 {
+		return true
+	}
+	p.mu.Lock()
+	p.stats.DelayedUntil = due
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.stats.DelayedUntil = time.Time{}
+		p.mu.Unlock()
+	}()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

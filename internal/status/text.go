@@ -14,6 +14,13 @@ func WriteText(w io.Writer, r Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "paraply: %s -> %s, %s dependencies, %d workers, commit order preserved: %v\n",
 		st.Source, st.Target, st.Dependency, st.Workers, st.PreserveOrder)
+	if st.Delay > 0 {
+		held := ""
+		if u := st.Dependencies.DelayedUntil; !u.IsZero() {
+			held = ", the next transaction is held until " + u.UTC().Format(time.DateTime+" MST")
+		}
+		fmt.Fprintf(&b, "delay: transactions are applied %s after the source committed them%s\n", st.Delay, held)
+	}
 	conn := "connected"
 	if !st.Receiver.Connected {
 		conn = "DISCONNECTED"
