@@ -101,6 +101,10 @@ type Stats struct {
 	// was handed out already (waiting for the source: not a problem).
 	SourceWaits    int64
 	SourceWaitTime time.Duration
+	// HotTables counts, per table, transactions admitted while an earlier
+	// writer of one of their rows there had not committed (see hotTables).
+	// Shared between snapshots: read it, do not change it.
+	HotTables map[string]int64
 }
 
 // Coordinator runs the dispatch loop. Its exported methods are not safe
@@ -118,6 +122,7 @@ type Coordinator struct {
 	holds    map[uint64]bool
 	releases map[uint64]uint64 // XA COMMIT or ROLLBACK -> the XA PREPARE it settles
 	stats    Stats
+	hot      hotTables
 }
 
 // NewCoordinator starts with every transaction up to the sequencer's
@@ -319,6 +324,7 @@ func (c *Coordinator) admit(p *Prepared) {
 		c.gtids[seq] = []string{p.Txn.GTID}
 		delete(c.holds, c.releases[seq])
 	default:
+		c.hot.count(p.Conflicts, c.core.isDone)
 		c.core.admit(p.Txn, p.Deps)
 	}
 }
@@ -370,6 +376,7 @@ func (c *Coordinator) Stats() Stats {
 	s.Pending = c.core.pending()
 	s.Ready = c.core.nReady
 	s.LowWaterMark = c.seq.Prefix()
+	s.HotTables = c.hot.snapshot()
 	if e := c.core.entries[s.LowWaterMark+1]; e != nil {
 		s.OldestPending = e.item.Txn.Timestamp
 	}

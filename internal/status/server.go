@@ -130,7 +130,7 @@ func (s *Server) Report(interval time.Duration) Report {
 	}
 	s.mu.Unlock()
 	iv := between(start, now, st.Workers)
-	hot := topCounts(st.Dependencies.Conflicts, 5)
+	hot := topCounts(st.Scheduler.HotTables, 5)
 	return Report{Status: st, Workers: ws, Interval: iv, HotTables: hot, Diagnosis: Diagnose(st, iv, hot)}
 }
 
