@@ -13,6 +13,7 @@ import (
 	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/config"
 	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/lag"
 	"github.com/paraply/paraply/internal/relaylog"
 )
 
@@ -56,6 +57,11 @@ type Config struct {
 	Window int
 	// Heartbeat is the source heartbeat period.
 	Heartbeat time.Duration
+	// HeartbeatTable, if set (db.table), is where paraply writes a
+	// heartbeat row on the source every HeartbeatInterval (0: 100 ms) to
+	// date the lag (see package lag); it needs INSERT and CREATE there.
+	HeartbeatTable    string
+	HeartbeatInterval time.Duration
 	// ConnectWait is how long to wait at start for a source or target that
 	// does not answer (once running, paraply waits for them for ever).
 	ConnectWait time.Duration
@@ -99,6 +105,23 @@ func (c Config) Validate() error {
 		return errors.New("--batch-max-txns must be at least 1")
 	case c.Apply != "auto" && c.Apply != "binlog" && c.Apply != "sql":
 		return errors.New("--apply must be auto, binlog or sql")
+	case c.HeartbeatInterval < 0:
+		return errors.New("--heartbeat-interval must not be negative")
+	}
+	if c.HeartbeatTable != "" {
+		return lag.Heartbeat{Table: c.HeartbeatTable}.Validate()
 	}
 	return nil
+}
+
+// heartbeatInterval is the heartbeat writer's interval, 0 when there is
+// none.
+func (c Config) heartbeatInterval() time.Duration {
+	switch {
+	case c.HeartbeatTable == "":
+		return 0
+	case c.HeartbeatInterval > 0:
+		return c.HeartbeatInterval
+	}
+	return 100 * time.Millisecond
 }

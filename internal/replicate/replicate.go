@@ -17,6 +17,7 @@ import (
 	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/lag"
 	"github.com/paraply/paraply/internal/relaylog"
 	"github.com/paraply/paraply/internal/scheduler"
 	"github.com/paraply/paraply/internal/schema"
@@ -36,6 +37,8 @@ type Replica struct {
 	receiver *source.Receiver
 	relay    *relaylog.Log
 	prep     *scheduler.Preparer
+	seq      *applier.Sequencer
+	lag      *lag.Tracker // dates transactions for Status.Lag; lives across passes
 	stats    scheduler.Stats
 	saved    scheduler.Progress
 	savedAt  time.Time
@@ -44,7 +47,7 @@ type Replica struct {
 
 // New returns a pipeline for cfg; Run starts it.
 func New(cfg Config) *Replica {
-	r := &Replica{cfg: cfg, log: cfg.Logger}
+	r := &Replica{cfg: cfg, log: cfg.Logger, lag: lag.NewTracker(cfg.heartbeatInterval())}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -200,6 +203,7 @@ func (r *Replica) run(ctx context.Context) error {
 	receiver, err := source.NewReceiver(source.Config{
 		Source: r.cfg.Source, ServerID: r.cfg.ServerID, Flavor: r.info.Flavor,
 		Heartbeat: r.cfg.Heartbeat, TLS: r.cfg.SourceTLS, Logger: r.log.With("component", "receiver"),
+		Arrivals: r.lag,
 	}, relay)
 	if err != nil {
 		return err
@@ -210,7 +214,7 @@ func (r *Replica) run(ctx context.Context) error {
 	seq := applier.NewSequencer(prefix)
 	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun}
 	r.mu.Lock()
-	r.prep = prep
+	r.prep, r.seq = prep, seq
 	r.mu.Unlock()
 	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, Path: path, SourceSession: sameFlavor, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
 		Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
@@ -227,6 +231,7 @@ func (r *Replica) run(ctx context.Context) error {
 	g.Go(func() error { return receiver.Run(gctx, start) })
 	g.Go(func() error { return prep.Run(gctx, reader, prepared) })
 	g.Go(func() error { return pool.Run(gctx, work, done) })
+	g.Go(func() error { r.probeSource(gctx, srcDB); return nil })
 	sv := newSaver(func(wctx context.Context, p scheduler.Progress) error {
 		if err := store.SaveProgress(wctx, p.Position, p.RelayIndex, p.Covered); err != nil {
 			return fmt.Errorf("saving the checkpoint on the target: %w", err)

@@ -33,6 +33,16 @@ type Config struct {
 	MaxBackoff time.Duration
 	TLS        *tls.Config
 	Logger     *slog.Logger
+	// Arrivals, if set, is told of every transaction relayed (it dates
+	// transactions for the lag).
+	Arrivals Arrivals
+}
+
+// Arrivals is told when each transaction arrived: its relay log index,
+// GTID, the source's timestamp of its last event (whole seconds) and the
+// time it was read from the stream.
+type Arrivals interface {
+	Received(index uint64, gtid string, sourceSecs uint32, at time.Time)
 }
 
 // Status is what the receiver reports about the stream.
@@ -194,18 +204,25 @@ func (r *Receiver) relayTxn(ctx context.Context, rt *binlog.RawTxn, pos mysql.GT
 	if g.IsZero() {
 		return fmt.Errorf("%w: a transaction without GTID at %s (paraply replicates GTID streams only)", binlog.ErrUnsupported, rt.Events[0].Pos)
 	}
-	if err := pos.Update(g.String()); err != nil {
+	gs := g.String()
+	if err := pos.Update(gs); err != nil {
 		return fmt.Errorf("advancing the source position past %s: %w", g, err)
 	}
+	// It arrived now: Append may wait for room in the relay log.
+	arrived := time.Now()
 	resume := pos.String()
-	if _, err := r.relay.Append(ctx, relaylog.Record{Txn: rt, GTID: g, Resume: resume}); err != nil {
+	idx, err := r.relay.Append(ctx, relaylog.Record{Txn: rt, GTID: g, Resume: resume})
+	if err != nil {
 		return err
 	}
 	last := rt.Events[len(rt.Events)-1]
+	if r.cfg.Arrivals != nil {
+		r.cfg.Arrivals.Received(idx, gs, last.Timestamp(), arrived)
+	}
 	r.mu.Lock()
 	r.status.Transactions++
 	r.status.Bytes += int64(rt.Bytes())
-	r.status.LastTxn = time.Now()
+	r.status.LastTxn = arrived
 	r.status.Position = resume
 	r.status.SourceFile, r.status.SourceOffset = last.Pos.File, last.Pos.Offset+int64(len(last.Data))
 	r.mu.Unlock()
