@@ -341,31 +341,18 @@ func TestDiagnoseHotRows(t *testing.T) {
 	}
 }
 
-// TestDiagnoseCommitOrder: with commit order preserved, one slow
-// transaction (a 3000-row update) in every eight holds up the seven small
-// ones after it, which wait for their turn to commit. Workers are occupied
-// but not working: adding workers would not help.
+// TestDiagnoseCommitOrder: with commit order preserved, each commit on the
+// target takes 5 ms (binlog_commit_wait_usec: a group commit that never
+// fills) and must wait for the one before: eight workers execute their
+// independent transactions at once, then wait for their turn. No
+// transaction depends on another, and workers are occupied but not
+// working: neither another dependency mode nor more workers would help.
 func TestDiagnoseCommitOrder(t *testing.T) {
-	sc := newScenario(t)
+	sc := newScenario(t, "--binlog-commit-wait-count=1000", "--binlog-commit-wait-usec=5000")
 	start := sc.startPos
-	ctx := context.Background()
-	if err := sc.src.Exec(ctx, "CREATE TABLE d.big (id INT PRIMARY KEY, v INT)",
-		"INSERT INTO d.big SELECT seq, 0 FROM d.seq_1_to_3000"); err != nil {
-		t.Fatal(err)
-	}
-	sc.sessions(1, 200, func(c *sql.Conn, _, i int) error {
-		if _, err := c.ExecContext(ctx, "UPDATE big SET v = v + 1"); err != nil {
-			return err
-		}
-		for j := 0; j < 7; j++ {
-			if _, err := c.ExecContext(ctx, "INSERT INTO t VALUES (?, 0)", i*7+j); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	sc.backlog(1000, 8, 0)
 	sc.start(start, func(c *replicate.Config) { c.Workers, c.BatchTxns, c.PreserveOrder = 8, 1, true })
-	sc.await([]string{"commit_order"}, "workers_busy", "hot_rows", "keeping_up")
+	sc.await([]string{"commit_order"}, "workers_busy", "hot_rows", "dependency_mode", "keeping_up")
 }
 
 // TestDiagnoseSlowCommits: the target delays every commit by 20 ms
