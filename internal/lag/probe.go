@@ -140,9 +140,18 @@ func (h Heartbeat) session(ctx context.Context, db *sql.DB, t *Tracker) error {
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+table+
-		" (ts VARCHAR(26) NOT NULL, server_id INT UNSIGNED NOT NULL PRIMARY KEY)"); err != nil {
-		return fmt.Errorf("creating %s on the source: %w", table, err)
+	// CREATE TABLE IF NOT EXISTS is logged even when the table exists: a
+	// DDL (a barrier for every replica) at each start. Look first.
+	schema, name, _ := strings.Cut(h.Table, ".")
+	var n int
+	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", schema, name).Scan(&n); err != nil {
+		return fmt.Errorf("looking for %s on the source: %w", table, err)
+	}
+	if n == 0 {
+		if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+table+
+			" (ts VARCHAR(26) NOT NULL, server_id INT UNSIGNED NOT NULL PRIMARY KEY)"); err != nil {
+			return fmt.Errorf("creating %s on the source: %w", table, err)
+		}
 	}
 	write := "INSERT INTO " + table + " (server_id, ts) VALUES (?, NOW(6)) ON DUPLICATE KEY UPDATE ts = VALUES(ts)"
 	tick := time.NewTicker(h.Interval)
