@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -60,6 +61,8 @@ certificate against --*-tls-ca (else the system's roots) and the host name;
 	f.StringVar(&cfg.StartGTID, "start-gtid", "", "GTID position to start from when the target has no checkpoint (default: the source's current position)")
 	f.BoolVar(&cfg.UntilCaughtUp, "until-caught-up", false, "exit 0 once the target has applied everything the source had at start")
 	f.StringVar(&cfg.UntilGTID, "until-gtid", "", "exit 0 once the transaction at this GTID position is applied, applying nothing after it (as START SLAVE UNTIL master_gtid_pos)")
+	f.StringVar(&cfg.HeartbeatTable, "heartbeat-table", "", "db.table on the source where paraply writes a heartbeat row (as pt-heartbeat; needs CREATE and INSERT there) to date the lag to the heartbeat interval even for transactions received late (default: date by receive times)")
+	f.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", 100*time.Millisecond, "how often --heartbeat-table is written")
 	f.DurationVar(&cfg.Delay, "delay", 0, "apply each transaction no earlier than its source commit time plus this (as MASTER_DELAY), e.g. 1h")
 	f.StringVar(&configFile, "config", "", "file of flag settings, one 'name = value' per line (command-line flags win)")
 	return cmd

@@ -25,8 +25,10 @@ func statusCmd() *cobra.Command {
 		Long: `status asks a running 'paraply replicate --http ADDR' for its state: lag,
 positions, the coordinator statistics of the last interval (transactions
 assigned, waits on dependencies, with all workers busy, on a full window and
-on commit order), per-worker progress, the hottest tables, and a diagnosis in
-words of why it lags and what to change.`,
+on commit order, and idle time waiting for the source), per-worker progress,
+the hottest tables, and a diagnosis in words: that it keeps up, or why it
+lags and what to change. The lag line says how the lag is dated
+(receive-time, or heartbeat with replicate --heartbeat-table).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			client := &http.Client{Timeout: 5 * time.Second}

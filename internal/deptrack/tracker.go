@@ -63,6 +63,10 @@ type Deps struct {
 	// Conflicts are indexes into the writeset's Keys that had an earlier
 	// writer (writeset modes only), for hot-key statistics.
 	Conflicts []int
+	// Writers[i] is the earlier writer of Keys[Conflicts[i]]: whether it
+	// is still running when the transaction is admitted is what makes the
+	// conflict a wait (the scheduler counts only those).
+	Writers []uint64
 }
 
 // LastCommitted is the MySQL-style single parent: the newest predecessor.
@@ -263,6 +267,7 @@ func (t *Tracker) writeset(txn *binlog.Txn, ws *Writeset, prev uint64) Deps {
 		if w, ok := t.keys.get(k); ok {
 			add(w)
 			d.Conflicts = append(d.Conflicts, i)
+			d.Writers = append(d.Writers, w)
 		} else {
 			missed = true
 		}

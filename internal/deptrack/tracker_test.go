@@ -346,3 +346,24 @@ func TestHistoryForgetsOldestFirst(t *testing.T) {
 		t.Errorf("fifo grew to %d entries for %d live keys", len(h.fifo)-h.head, len(h.last))
 	}
 }
+
+// TestConflictsNameTheirWriters: each conflicting key comes with the
+// transaction that wrote it last, the one a scheduler may find running.
+func TestConflictsNameTheirWriters(t *testing.T) {
+	deps := run(WritesetMode, 0, []step{
+		{keys: []uint64{1, 2}},
+		{keys: []uint64{3}},
+		{keys: []uint64{2, 4}},
+		{keys: []uint64{3, 2, 5}},
+	})
+	d := deps[3]
+	if len(d.Conflicts) != 2 || d.Conflicts[0] != 0 || d.Conflicts[1] != 1 {
+		t.Fatalf("conflicts %v, want keys 0 and 1", d.Conflicts)
+	}
+	if len(d.Writers) != 2 || d.Writers[0] != 2 || d.Writers[1] != 3 {
+		t.Errorf("writers %v, want [2 3]: key 3 was written by 2, key 2 last by 3", d.Writers)
+	}
+	if len(deps[1].Writers) != 0 {
+		t.Errorf("a transaction without conflicts has writers %v", deps[1].Writers)
+	}
+}

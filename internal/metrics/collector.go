@@ -46,9 +46,11 @@ var Metrics = []metric{
 	{"paraply_applied_transactions_total", "Transactions committed on the target.", nil},
 	{"paraply_skipped_transactions_total", "Transactions skipped because the target already had them.", nil},
 	{"paraply_target_transactions_total", "Target transactions (batches) committed.", nil},
-	{"paraply_coordinator_waits_total", "Times the coordinator could not hand out work, by reason.", []string{"reason"}},
-	{"paraply_coordinator_wait_seconds_total", "Time the coordinator could not hand out work, by reason.", []string{"reason"}},
-	{"paraply_lag_seconds", "Seconds since the source committed the oldest transaction not yet applied.", nil},
+	{"paraply_coordinator_waits_total", "Times the coordinator could not hand out work, by reason: dependency, workers_busy, queue_full, commit_order (workers' turn waits), source (everything handed out: waiting for the source, not a problem).", []string{"reason"}},
+	{"paraply_coordinator_wait_seconds_total", "Time the coordinator could not hand out work, by reason (see paraply_coordinator_waits_total).", []string{"reason"}},
+	{"paraply_lag_seconds", "Seconds since the source committed the oldest transaction not yet applied, dated as paraply_lag_method says.", nil},
+	{"paraply_lag_method", "1 for the method that dates paraply_lag_seconds: receive-time (arrival, or the source's second through its clock offset) or heartbeat (--heartbeat-table).", []string{"method"}},
+	{"paraply_source_clock_offset_seconds", "paraply's clock minus the source's, as measured from the source's NOW(6).", nil},
 	{"paraply_delay_seconds", "The configured --delay: transactions are applied no earlier than their source commit time plus this.", nil},
 	{"paraply_checkpoint_age_seconds", "Seconds since the checkpoint was last saved on the target.", nil},
 	{"paraply_low_water_mark", "Relay log index up to which everything is applied.", nil},
@@ -131,6 +133,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		{"dependency", s.DepWaits, s.DepWaitTime.Seconds()},
 		{"workers_busy", s.BusyWaits, s.BusyWaitTime.Seconds()},
 		{"queue_full", s.FullWaits, s.FullWaitTime.Seconds()},
+		{"source", s.SourceWaits, s.SourceWaitTime.Seconds()},
 		{"commit_order", turnCount, turn},
 	} {
 		n("paraply_coordinator_waits_total", float64(r.count), r.reason)
@@ -138,6 +141,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	g("paraply_lag_seconds", st.Lag.Seconds())
 	g("paraply_delay_seconds", st.Delay.Seconds())
+	if st.LagMethod != "" {
+		g("paraply_lag_method", 1, st.LagMethod)
+	}
+	if st.ClockOffset != nil {
+		g("paraply_source_clock_offset_seconds", st.ClockOffset.Seconds())
+	}
 	if !st.CheckpointSaved.IsZero() {
 		g("paraply_checkpoint_age_seconds", now.Sub(st.CheckpointSaved).Seconds())
 	}

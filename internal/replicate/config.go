@@ -13,6 +13,7 @@ import (
 	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/config"
 	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/lag"
 	"github.com/paraply/paraply/internal/relaylog"
 )
 
@@ -68,6 +69,11 @@ type Config struct {
 	Window int
 	// Heartbeat is the source heartbeat period.
 	Heartbeat time.Duration
+	// HeartbeatTable, if set (db.table), is where paraply writes a
+	// heartbeat row on the source every HeartbeatInterval (0: 100 ms) to
+	// date the lag (see package lag); it needs INSERT and CREATE there.
+	HeartbeatTable    string
+	HeartbeatInterval time.Duration
 	// ConnectWait is how long to wait at start for a source or target that
 	// does not answer (once running, paraply waits for them for ever).
 	ConnectWait time.Duration
@@ -119,6 +125,25 @@ func (c Config) Validate() error {
 		return errors.New("--apply must be auto, binlog or sql")
 	case c.PieceBytes < 64<<10:
 		return errors.New("--large-txn-piece must be at least 64KiB")
+	case c.Delay < 0:
+		return errors.New("--delay must not be negative")
+	case c.HeartbeatInterval < 0:
+		return errors.New("--heartbeat-interval must not be negative")
+	}
+	if c.HeartbeatTable != "" {
+		return lag.Heartbeat{Table: c.HeartbeatTable}.Validate()
 	}
 	return nil
+}
+
+// heartbeatInterval is the heartbeat writer's interval, 0 when there is
+// none.
+func (c Config) heartbeatInterval() time.Duration {
+	switch {
+	case c.HeartbeatTable == "":
+		return 0
+	case c.HeartbeatInterval > 0:
+		return c.HeartbeatInterval
+	}
+	return 100 * time.Millisecond
 }

@@ -30,6 +30,9 @@ type feed interface {
 	origin() checkpoint.Origin
 	// producer returns what appends the source's transactions to relay.
 	producer(info source.Info, relay *relaylog.Log) (producer, error)
+	// probe measures what dates the lag (see package lag) until ctx is
+	// done; it cannot fail the pipeline.
+	probe(ctx context.Context)
 }
 
 // producer fills the relay log from position start. Run returns nil when
@@ -88,5 +91,18 @@ func (n network) producer(info source.Info, relay *relaylog.Log) (producer, erro
 	return source.NewReceiver(source.Config{
 		Source: r.cfg.Source, ServerID: r.cfg.ServerID, Flavor: info.Flavor,
 		Heartbeat: r.cfg.Heartbeat, TLS: r.cfg.SourceTLS, PartBytes: r.cfg.PieceBytes, Logger: r.log.With("component", "receiver"),
+		Arrivals: r.lag,
 	}, relay)
+}
+
+// probe measures the source's clock offset and writes --heartbeat-table.
+func (n network) probe(ctx context.Context) {
+	r := n.r
+	srcDB, err := r.cfg.Source.WithTLS(r.cfg.SourceTLS).Open(nil)
+	if err != nil {
+		r.log.Warn("cannot open the source to date the lag", "err", err)
+		return
+	}
+	defer srcDB.Close()
+	r.probeSource(ctx, srcDB)
 }

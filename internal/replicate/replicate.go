@@ -17,6 +17,7 @@ import (
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/handover"
+	"github.com/paraply/paraply/internal/lag"
 	"github.com/paraply/paraply/internal/relaylog"
 	"github.com/paraply/paraply/internal/scheduler"
 	"github.com/paraply/paraply/internal/schema"
@@ -37,6 +38,8 @@ type Replica struct {
 	receiver producer
 	relay    *relaylog.Log
 	prep     *scheduler.Preparer
+	seq      *applier.Sequencer
+	lag      *lag.Tracker // dates transactions for Status.Lag; lives across passes
 	stats    scheduler.Stats
 	saved    scheduler.Progress
 	savedAt  time.Time
@@ -49,7 +52,7 @@ type Replica struct {
 
 // New returns a pipeline for cfg; Run starts it.
 func New(cfg Config) *Replica {
-	r := &Replica{cfg: cfg, log: cfg.Logger}
+	r := &Replica{cfg: cfg, log: cfg.Logger, lag: lag.NewTracker(cfg.heartbeatInterval())}
 	r.feed = network{r}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -186,7 +189,10 @@ func (r *Replica) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if until != nil && caughtUp(r.info.Flavor, state.Position, until) && prefix >= lastIndex(relay) {
+	// Caught up at start: with --until-gtid once the checkpoint holds it
+	// (what the relay log holds beyond it waits for the next run), else
+	// once the relay log holds nothing more either.
+	if until != nil && caughtUp(r.info.Flavor, state.Position, until) && (stopAfter != nil || prefix >= lastIndex(relay)) {
 		r.log.Info("already caught up", "position", state.Position)
 		return nil
 	}
@@ -202,9 +208,9 @@ func (r *Replica) run(ctx context.Context) error {
 	r.mu.Unlock()
 	seq := applier.NewSequencer(prefix)
 	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun,
-		Logger: r.log.With("component", "preparer"), ReadPart: relay.ReadPart, StopAfter: stopAfter, Flavor: r.info.Flavor, Delay: r.cfg.Delay}
+		Logger: r.log.With("component", "preparer"), ReadPart: relay.ReadPart, StopAfter: stopAfter, Flavor: r.info.Flavor, Delay: r.cfg.Delay, ClockOffset: r.lag.ClockOffset}
 	r.mu.Lock()
-	r.prep = prep
+	r.prep, r.seq = prep, seq
 	r.mu.Unlock()
 	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, Path: path, SourceSession: sameFlavor, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
 		Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
@@ -226,6 +232,7 @@ func (r *Replica) run(ctx context.Context) error {
 	})
 	g.Go(func() error { return prep.Run(gctx, reader, prepared) })
 	g.Go(func() error { return pool.Run(gctx, work, done) })
+	g.Go(func() error { r.feed.probe(gctx); return nil })
 	sv := newSaver(func(wctx context.Context, p scheduler.Progress) error {
 		if err := store.SaveProgress(wctx, p.Position, p.RelayIndex, p.Covered); err != nil {
 			return fmt.Errorf("saving the checkpoint on the target: %w", err)

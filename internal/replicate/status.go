@@ -29,8 +29,20 @@ type Status struct {
 	Checkpoint      scheduler.Progress
 	CheckpointSaved time.Time
 	// Lag is how long ago the source committed the oldest transaction not
-	// yet applied (0 when nothing is waiting).
-	Lag time.Duration
+	// yet applied (0 when nothing is waiting), dated by LagMethod (see
+	// package lag): "receive-time" or "heartbeat".
+	Lag       time.Duration
+	LagMethod string
+	// ClockOffset is paraply's clock minus the source's, nil until
+	// measured.
+	ClockOffset *time.Duration `json:",omitempty"`
+	// HeartbeatError says why --heartbeat-table is not in use, when set.
+	HeartbeatError string `json:",omitempty"`
+	// Heartbeats counts heartbeat transactions received: paraply's own
+	// writes, which are not the source's load.
+	Heartbeats int64
+	// Backlog is the number of transactions received and not yet applied.
+	Backlog int64
 	// Delay is --delay: transactions are applied no earlier than their
 	// source commit time plus Delay (Dependencies.DelayedUntil says until
 	// when the next one is held).
@@ -59,8 +71,6 @@ func (r *Replica) Status() Status {
 	if r.prep != nil {
 		st.Dependencies = r.prep.Stats()
 	}
-	if ts := st.Scheduler.OldestPending; ts > 0 {
-		st.Lag = max(0, st.Now.Sub(time.UnixMicro(ts)))
-	}
+	r.readLag(&st)
 	return st
 }

@@ -35,6 +35,10 @@ type Prepared struct {
 	// Releases is the Seq of the XA PREPARE whose hold this transaction
 	// (its XA COMMIT or ROLLBACK) ends once committed; 0 if none.
 	Releases uint64
+	// Conflicts are the keys an earlier transaction wrote, with their
+	// table and writer (writeset modes): the coordinator counts those
+	// whose writer is still running as hot.
+	Conflicts []Conflict
 }
 
 // EntrySource yields relay log entries in order, blocking at the end.
@@ -69,6 +73,10 @@ type Preparer struct {
 	// Delay holds each transaction until its source commit time plus
 	// Delay (--delay, as MASTER_DELAY).
 	Delay time.Duration
+	// ClockOffset, if set, says how far paraply's clock is ahead of the
+	// source's, which the delay counts in (as MariaDB's replica corrects
+	// MASTER_DELAY by its clock difference with the primary).
+	ClockOffset func() (time.Duration, bool)
 	// Applied are GTIDs the target already has (from the checkpoint).
 	Applied map[string]bool
 	// Rerun are GTIDs of DDL whose outcome a crash left unknown.
@@ -89,9 +97,6 @@ type Preparer struct {
 // PrepareStats says what shaped the dependencies so far, for diagnosis.
 type PrepareStats struct {
 	Tracker deptrack.Stats
-	// Conflicts counts, per table, transactions that waited for an
-	// earlier writer of one of its rows (hot tables).
-	Conflicts map[string]int64
 	// BarrierTables names tables behind barriers and serializations
 	// (unknown schema, keyless, cascades), by cause.
 	BarrierTables map[string]map[string]bool
@@ -108,10 +113,7 @@ const maxTracked = 1000
 func (p *Preparer) Stats() PrepareStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := PrepareStats{Tracker: p.stats.Tracker, Conflicts: map[string]int64{}, BarrierTables: map[string]map[string]bool{}, DelayedUntil: p.stats.DelayedUntil}
-	for k, v := range p.stats.Conflicts {
-		out.Conflicts[k] = v
-	}
+	out := PrepareStats{Tracker: p.stats.Tracker, BarrierTables: map[string]map[string]bool{}, DelayedUntil: p.stats.DelayedUntil}
 	for c, ts := range p.stats.BarrierTables {
 		out.BarrierTables[c] = map[string]bool{}
 		for t := range ts {
@@ -126,23 +128,8 @@ func (p *Preparer) count(deps deptrack.Deps) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stats.Tracker = p.tracker.Stats()
-	if p.stats.Conflicts == nil {
-		p.stats.Conflicts = map[string]int64{}
+	if p.stats.BarrierTables == nil {
 		p.stats.BarrierTables = map[string]map[string]bool{}
-	}
-	seen := ""
-	for _, i := range deps.Conflicts {
-		if i >= len(p.ws.Refs) {
-			break
-		}
-		t := p.ws.Refs[i].Table
-		if t == seen {
-			continue
-		}
-		seen = t
-		if _, ok := p.stats.Conflicts[t]; ok || len(p.stats.Conflicts) < maxTracked {
-			p.stats.Conflicts[t]++
-		}
 	}
 	if deps.Cause != deptrack.CauseNone && p.ws.Table != "" {
 		c := deps.Cause.String()
@@ -251,6 +238,7 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 	}
 	txn = it.Txn
 	pr.Deps = p.tracker.Add(txn, &p.ws)
+	pr.Conflicts = conflicts(pr.Deps, &p.ws)
 	p.count(pr.Deps)
 	if txn.StatementDML && !txn.DDL {
 		// A transaction recorded as applied is stepped over whatever it
@@ -336,6 +324,11 @@ func (p *Preparer) hold(ctx context.Context, pr *Prepared) bool {
 		return true
 	}
 	due := time.UnixMicro(pr.Txn.Txn.Timestamp).Add(p.Delay)
+	if p.ClockOffset != nil {
+		if off, ok := p.ClockOffset(); ok {
+			due = due.Add(off)
+		}
+	}
 	wait := time.Until(due)
 	if wait <= 0 {
 		return true

@@ -83,7 +83,7 @@ type Stats struct {
 	Assigned      int64 // transactions handed to workers
 	Works         int64 // target transactions (batches)
 	Skipped       int64 // transactions the target already had
-	DepWaits      int64 // times a worker was free but nothing was ready (dependency waits)
+	DepWaits      int64 // times a worker was free but the next transaction waited for a predecessor (dependency waits)
 	DepWaitTime   time.Duration
 	BusyWaits     int64 // times something was ready but every worker was busy
 	BusyWaitTime  time.Duration
@@ -97,6 +97,14 @@ type Stats struct {
 	// OldestPending is the source commit time (µs since the epoch) of the
 	// oldest transaction admitted and not yet committed; 0 when none.
 	OldestPending int64
+	// SourceWaits: times a worker was free and every admitted transaction
+	// was handed out already (waiting for the source: not a problem).
+	SourceWaits    int64
+	SourceWaitTime time.Duration
+	// HotTables counts, per table, transactions admitted while an earlier
+	// writer of one of their rows there had not committed (see hotTables).
+	// Shared between snapshots: read it, do not change it.
+	HotTables map[string]int64
 }
 
 // Coordinator runs the dispatch loop. Its exported methods are not safe
@@ -114,6 +122,7 @@ type Coordinator struct {
 	holds    map[uint64]bool
 	releases map[uint64]uint64 // XA COMMIT or ROLLBACK -> the XA PREPARE it settles
 	stats    Stats
+	hot      hotTables
 }
 
 // NewCoordinator starts with every transaction up to the sequencer's
@@ -136,13 +145,15 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 	idle := c.cfg.Workers // workers without work, as far as the coordinator knows
 	saved, reached := c.lwm(), c.seq.Prefix()
 	waitSince := time.Time{}
-	waitKind := 0
+	waitKind := waitNone
 	delay := time.NewTimer(time.Hour)
 	delay.Stop()
 	for {
+		holding := false
 		if next == nil {
 			if d := c.holdFor(time.Now()); d > 0 {
 				delay.Reset(d)
+				holding = true
 			} else {
 				next = c.form(idle)
 			}
@@ -150,7 +161,7 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 			c.core.undo(next)
 			next = c.form(idle)
 		}
-		c.account(&waitSince, &waitKind, next, idle)
+		c.account(&waitSince, &waitKind, classifyWait(next != nil, idle, holding, c.core.head() != 0, c.core.full()))
 		var out chan<- *applier.Work
 		if next != nil {
 			out = work
@@ -187,6 +198,7 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work chan<- 
 				saved, reached = l, r
 			}
 			if observe != nil {
+				c.flushWait(&waitSince, waitKind, time.Now())
 				observe(c.Stats())
 			}
 		}
@@ -243,52 +255,50 @@ func (c *Coordinator) batchSize(idle int) int {
 }
 
 // account keeps the wait statistics: a wait starts when the coordinator
-// cannot hand out work, and is attributed to its reason.
-func (c *Coordinator) account(since *time.Time, kind *int, next *applier.Work, idle int) {
-	const (
-		none = iota
-		dep
-		busy
-		full
-	)
-	k := none
-	switch {
-	case next != nil && idle <= 0:
-		k = busy
-	case next == nil && c.core.pending() > 0 && idle > 0:
-		k = dep
-	case c.core.full():
-		k = full
-	}
+// cannot hand out work, and is attributed to its reason k (classifyWait).
+func (c *Coordinator) account(since *time.Time, kind *waitKind, k waitKind) {
 	if k == *kind {
 		return
 	}
 	now := time.Now()
-	if !since.IsZero() {
-		d := now.Sub(*since)
-		switch *kind {
-		case dep:
-			c.stats.DepWaitTime += d
-		case busy:
-			c.stats.BusyWaitTime += d
-		case full:
-			c.stats.FullWaitTime += d
-		}
-	}
+	c.flushWait(since, *kind, now)
 	switch k {
-	case dep:
+	case waitDep:
 		c.stats.DepWaits++
-	case busy:
+	case waitBusy:
 		c.stats.BusyWaits++
-	case full:
+	case waitFull:
 		c.stats.FullWaits++
+	case waitSource:
+		c.stats.SourceWaits++
 	}
 	*kind = k
-	if k == none {
+	if k == waitNone {
 		*since = time.Time{}
 	} else {
 		*since = now
 	}
+}
+
+// flushWait adds the wait of the given kind in progress since *since to its
+// time, up to now, and restarts it there: the statistics published while a
+// long wait lasts include it.
+func (c *Coordinator) flushWait(since *time.Time, kind waitKind, now time.Time) {
+	if since.IsZero() {
+		return
+	}
+	d := now.Sub(*since)
+	switch kind {
+	case waitDep:
+		c.stats.DepWaitTime += d
+	case waitBusy:
+		c.stats.BusyWaitTime += d
+	case waitFull:
+		c.stats.FullWaitTime += d
+	case waitSource:
+		c.stats.SourceWaitTime += d
+	}
+	*since = now
 }
 
 func (c *Coordinator) admit(p *Prepared) {
@@ -314,6 +324,7 @@ func (c *Coordinator) admit(p *Prepared) {
 		c.gtids[seq] = []string{p.Txn.GTID}
 		delete(c.holds, c.releases[seq])
 	default:
+		c.hot.count(p.Conflicts, c.core.isDone)
 		c.core.admit(p.Txn, p.Deps)
 	}
 }
@@ -365,6 +376,7 @@ func (c *Coordinator) Stats() Stats {
 	s.Pending = c.core.pending()
 	s.Ready = c.core.nReady
 	s.LowWaterMark = c.seq.Prefix()
+	s.HotTables = c.hot.snapshot()
 	if e := c.core.entries[s.LowWaterMark+1]; e != nil {
 		s.OldestPending = e.item.Txn.Timestamp
 	}

@@ -35,6 +35,16 @@ type Config struct {
 	PartBytes int
 	TLS       *tls.Config
 	Logger    *slog.Logger
+	// Arrivals, if set, is told of every transaction relayed (it dates
+	// transactions for the lag).
+	Arrivals Arrivals
+}
+
+// Arrivals is told when each transaction arrived: its relay log index,
+// GTID, the source's timestamp of its last event (whole seconds) and the
+// time it was read from the stream.
+type Arrivals interface {
+	Received(index uint64, gtid string, sourceSecs uint32, at time.Time)
 }
 
 // Status is what the receiver (or the reader of binlog files, Files)
@@ -80,7 +90,7 @@ func NewReceiver(cfg Config, relay *relaylog.Log) (*Receiver, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Receiver{cfg: cfg, relayer: relayer{relay: relay, logger: cfg.Logger}}, nil
+	return &Receiver{cfg: cfg, relayer: relayer{relay: relay, logger: cfg.Logger, arrivals: cfg.Arrivals}}, nil
 }
 
 // ErrPositionGone is returned when the source no longer has the binlogs

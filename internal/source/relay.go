@@ -20,6 +20,8 @@ import (
 type relayer struct {
 	relay  *relaylog.Log
 	logger *slog.Logger // nil: discard
+	// arrivals, if set, is told of every transaction relayed.
+	arrivals Arrivals
 
 	mu     sync.Mutex // guards status
 	status Status
@@ -48,18 +50,25 @@ func txnGTID(rt *binlog.RawTxn) (binlog.GTID, error) {
 // relayTxn appends rt, whose GTID is g, with the position after it as its
 // resume position, and advances pos past it.
 func (r *relayer) relayTxn(ctx context.Context, rt *binlog.RawTxn, g binlog.GTID, pos mysql.GTIDSet) error {
-	if err := pos.Update(g.String()); err != nil {
+	gs := g.String()
+	if err := pos.Update(gs); err != nil {
 		return fmt.Errorf("advancing the source position past %s: %w", g, err)
 	}
+	// It arrived now: Append may wait for room in the relay log.
+	arrived := time.Now()
 	resume := pos.String()
-	if _, err := r.relay.Append(ctx, relaylog.Record{Txn: rt, GTID: g, Resume: resume}); err != nil {
+	idx, err := r.relay.Append(ctx, relaylog.Record{Txn: rt, GTID: g, Resume: resume})
+	if err != nil {
 		return err
 	}
 	last := rt.Events[len(rt.Events)-1]
+	if r.arrivals != nil {
+		r.arrivals.Received(idx, gs, last.Timestamp(), arrived)
+	}
 	r.mu.Lock()
 	r.status.Transactions++
 	r.status.Bytes += int64(rt.Bytes())
-	r.status.LastTxn = time.Now()
+	r.status.LastTxn = arrived
 	r.status.Position = resume
 	r.status.SourceFile, r.status.SourceOffset = last.Pos.File, last.Pos.Offset+int64(len(last.Data))
 	r.mu.Unlock()

@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -14,93 +15,159 @@ type Finding struct {
 	// Severity is "ok", "info" or "warn".
 	Severity string `json:"severity"`
 	// Cause names the rule, for machines: source_disconnected,
-	// source_idle, workers_busy, dependency_mode, hot_rows, commit_order,
-	// slow_commits, window_full, relay_full, barriers, keeping_up.
+	// source_idle, keeping_up, workers_busy, dependency_mode, hot_rows,
+	// commit_order, slow_commits, relay_full, barriers, lagging.
 	Cause  string `json:"cause"`
 	Title  string `json:"title"`
 	Advice string `json:"advice"`
 }
 
+// behindSeconds is how far behind a replica must be (lag, or backlog at
+// the rate it applies) before the diagnosis looks for a cause: below it,
+// there is no lag worth changing anything for, and waits of any kind are
+// how a replica that keeps up spends its time.
+const behindSeconds = 1.0
+
 // Diagnose turns a status and the last interval into findings, most
-// important first. It is a pure function of its inputs.
+// important first. It is a pure function of its inputs: every rule reads
+// only the snapshot st, the interval iv and the hot tables.
+//
+// A replica is behind when its lag, or its backlog at the rate it applies,
+// is a second or more. Only then do the waits name a cause (workers
+// occupied, dependencies, commit order, slow commits); a replica that is
+// not behind says that it keeps up, or that its source is idle.
 func Diagnose(st replicate.Status, iv Interval, hot []Count) []Finding {
 	var out []Finding
 	add := func(sev, cause, title, advice string) {
 		out = append(out, Finding{sev, cause, title, advice})
 	}
-	if !st.Receiver.Connected {
+	connected := st.Receiver.Connected
+	if !connected {
 		msg := "paraply reconnects on its own with backoff; check that the source is up and reachable."
 		if st.Receiver.LastError != "" {
 			msg = "Last error: " + st.Receiver.LastError + ". " + msg
 		}
 		add("warn", "source_disconnected", "The replication connection to the source is down", msg)
 	}
-	behind := st.Scheduler.Pending > 0 || iv.LagEnd > 1
-	growing := iv.LagEnd > iv.LagStart+0.25*iv.Seconds && iv.LagEnd > 1
-	if st.Receiver.Connected && !behind && iv.ReceivedRate == 0 && iv.Seconds > 0 {
+	secs := iv.Seconds
+	if secs <= 0 {
+		return out
+	}
+	behind := iv.LagEnd >= behindSeconds || iv.AppliedRate > 0 && float64(st.Backlog)/iv.AppliedRate >= behindSeconds
+	delay, afterDelay := st.Delay.Seconds(), ""
+	if delay > 0 {
+		afterDelay = " after the delay"
+		// Behind by design: only lag beyond the delay counts, and the
+		// backlog is what the delay holds back.
+		behind = iv.LagEnd-delay >= behindSeconds
+		add("info", "delay", fmt.Sprintf("Applying transactions %s after the source committed them, on purpose (--delay)", st.Delay),
+			"The lag includes the delay; it is a problem only beyond it.")
+	}
+	switch {
+	case behind:
+		out = append(out, lagCauses(st, iv, hot)...)
+	case connected && iv.SourceRate > 0:
+		add("ok", "keeping_up", fmt.Sprintf("Keeping up: the source writes %s/s, paraply applies them within %s%s; workers %.0f%% idle",
+			rate(iv.SourceRate), within(max(0, max(iv.LagMax, iv.LagEnd)-delay)), afterDelay, 100*iv.IdleShare),
+			"Nothing to change.")
+	case connected:
 		add("ok", "source_idle", "The source is idle and the target has everything", "Nothing to do.")
 	}
-	secs := iv.Seconds
-	if behind && secs > 0 {
-		w := iv.Waits
-		switch {
-		case w["workers_busy"].Seconds >= 0.4*secs && iv.IdleShare < 0.2:
-			add("warn", "workers_busy", fmt.Sprintf("All %d workers are busy and transactions are ready for more", st.Workers),
-				fmt.Sprintf("Add workers (--workers %d), as long as the target has CPU and I/O to spare.", 2*st.Workers))
-		case w["dependency"].Seconds >= 0.4*secs && !strings.HasPrefix(st.Dependency, "writeset"):
-			add("warn", "dependency_mode", fmt.Sprintf("Workers are idle while transactions wait for each other under --dependency %s", st.Dependency),
-				"Switch to --dependency writeset: it waits only for transactions that touch the same rows.")
-		case w["dependency"].Seconds >= 0.4*secs:
-			advice := "Transactions touch the same rows; no dependency mode can run them in parallel."
-			if len(hot) > 0 {
-				advice = "Transactions touch the same rows, most in " + names(hot, 3) + ". No dependency mode can run them in parallel; batching (--batch-max-txns) applies such chains in one target transaction."
-			}
-			add("warn", "hot_rows", "Workers are idle while transactions wait for earlier writers of the same rows", advice)
-		}
-		if iv.TurnShare >= 0.4 {
-			add("warn", "commit_order", fmt.Sprintf("Workers spend %.0f%% of their time waiting for their turn to commit", 100*iv.TurnShare),
-				"Commit order is preserved (--preserve-commit-order): if readers of the target can accept transactions becoming visible out of source order, turn it off; otherwise raise --batch-max-txns so that each commit carries more transactions.")
-		}
-		if iv.AvgCommitMs > 5 || iv.CommitShare >= 0.3 {
-			add("warn", "slow_commits", fmt.Sprintf("Commits on the target are slow: %.1f ms each on average, %.0f%% of the workers' time", iv.AvgCommitMs, 100*iv.CommitShare),
-				fmt.Sprintf("Raise --batch-max-txns (now %.1f source transactions per commit on average), or relax the target's durability (innodb_flush_log_at_trx_commit=2, sync_binlog=0) if a crash of the target may lose its last second.", iv.AvgBatch))
-		}
-		if w["queue_full"].Seconds >= 0.3*secs && iv.IdleShare > 0.3 {
-			add("warn", "window_full", "The look-ahead window is full while workers are idle",
-				"A transaction far back blocks the window: raise --window so that later independent transactions can pass it.")
-		}
-	}
-	if iv.RelayBlocked > 0.3*secs && secs > 0 {
+	if iv.RelayBlocked > 0.3*secs {
 		add("warn", "relay_full", "The relay log is full: receiving waits for applying",
 			"Applying is the bottleneck (see above); --relay-max-bytes only buys time.")
 	}
-	if f, ok := barriers(st); ok {
+	if f, ok := barriers(st, iv); ok {
 		out = append(out, f)
 	}
-	if growing && len(out) == 0 {
-		add("warn", "lagging", "The lag grows, with no single cause standing out", "See the wait times above.")
-	}
-	if behind && !growing && len(out) == 0 {
-		add("ok", "keeping_up", "Applying keeps up with the source", "Nothing to change.")
+	if behind && !hasWarning(out) {
+		out = append(out, lagging(iv))
 	}
 	return out
 }
 
-// barriers reports what serialized transactions beyond their rows.
-func barriers(st replicate.Status) (Finding, bool) {
-	d := st.Dependencies
-	var parts []string
-	for _, c := range []struct{ cause, what string }{
-		{"ddl", "DDL"}, {"statement", "statement-format DML"}, {"unknown_table", "tables without a known schema"},
-		{"schema_mismatch", "row images not matching the schema"}, {"missing_key_column", "row images without their key columns (binlog_row_image=MINIMAL)"},
-		{"keyless_table", "tables without a primary or unique key"}, {"fk_cascade", "cascading foreign keys"},
+// lagCauses are the findings that explain why a replica is behind, from the
+// coordinator's waits and the workers' time.
+func lagCauses(st replicate.Status, iv Interval, hot []Count) []Finding {
+	var out []Finding
+	add := func(cause, title, advice string) {
+		out = append(out, Finding{"warn", cause, title, advice})
+	}
+	secs, w := iv.Seconds, iv.Waits
+	switch {
+	case w["workers_busy"].Seconds >= 0.4*secs && iv.ExecShare+iv.CommitShare >= 0.6:
+		// Workers occupied, and occupied working (not waiting for their
+		// turn to commit, which more workers would not shorten).
+		add("workers_busy", fmt.Sprintf("All %d workers are busy and transactions are ready for more", st.Workers),
+			fmt.Sprintf("Add workers (--workers %d), as long as the target has CPU and I/O to spare.", 2*st.Workers))
+	case w["dependency"].Seconds >= 0.4*secs && !strings.HasPrefix(st.Dependency, "writeset"):
+		add("dependency_mode", fmt.Sprintf("Workers are idle while transactions wait for each other under --dependency %s", st.Dependency),
+			"Switch to --dependency writeset: it waits only for transactions that touch the same rows.")
+	case w["dependency"].Seconds >= 0.4*secs:
+		advice := "Transactions touch the same rows; no dependency mode can run them in parallel."
+		if len(hot) > 0 {
+			advice = "Transactions touch the same rows, most in " + names(hot, 3) + ". No dependency mode can run them in parallel; batching (--batch-max-txns) applies such chains in one target transaction."
+		}
+		add("hot_rows", "Workers are idle while transactions wait for earlier writers of the same rows", advice)
+	}
+	if iv.TurnShare >= 0.4 {
+		add("commit_order", fmt.Sprintf("Workers spend %.0f%% of their time waiting for their turn to commit", 100*iv.TurnShare),
+			"Commit order is preserved (--preserve-commit-order): if readers of the target can accept transactions becoming visible out of source order, turn it off; otherwise raise --batch-max-txns so that each commit carries more transactions.")
+	}
+	if iv.AvgCommitMs > 5 || iv.CommitShare >= 0.3 {
+		title := fmt.Sprintf("Commits on the target are slow: %.1f ms each on average, %.0f%% of the workers' time", iv.AvgCommitMs, 100*iv.CommitShare)
+		if iv.AvgCommitMs <= 5 {
+			// Fast commits, but so many that they are most of the work.
+			title = fmt.Sprintf("Committing takes %.0f%% of the workers' time (%.1f ms per commit, %.1f source transactions each)", 100*iv.CommitShare, iv.AvgCommitMs, iv.AvgBatch)
+		}
+		add("slow_commits", title,
+			fmt.Sprintf("Raise --batch-max-txns (now %.1f source transactions per commit on average), or relax the target's durability (innodb_flush_log_at_trx_commit=2, sync_binlog=0) if a crash of the target may lose its last second.", iv.AvgBatch))
+	}
+	return out
+}
+
+// lagging is said of a replica behind for no cause the rules name: how the
+// lag moves, and where the coordinator's time went.
+func lagging(iv Interval) Finding {
+	var spent []string
+	for _, k := range []struct{ key, what string }{
+		{"source", "waiting for transactions to arrive"}, {"dependency", "waiting on dependencies"},
+		{"workers_busy", "with every worker busy"}, {"queue_full", "with the window full"},
 	} {
-		n := causeCount(d.Tracker.Causes[:], c.cause)
+		if s := iv.Waits[k.key].Seconds; s > 0.05*iv.Seconds {
+			spent = append(spent, fmt.Sprintf("%.0f%% %s", 100*s/iv.Seconds, k.what))
+		}
+	}
+	advice := "See the wait times above."
+	if len(spent) > 0 {
+		advice = "The coordinator spent " + strings.Join(spent, ", ") + "."
+	}
+	if iv.LagEnd > iv.LagStart+0.25*iv.Seconds {
+		return Finding{"warn", "lagging", fmt.Sprintf("The lag grows (%s to %s) with no single cause standing out", duration(iv.LagStart), duration(iv.LagEnd)), advice}
+	}
+	return Finding{"info", "lagging", fmt.Sprintf("%s behind, not growing, with no single cause standing out", duration(iv.LagEnd)), advice}
+}
+
+func hasWarning(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Severity == "warn" && f.Cause != "source_disconnected" && f.Cause != "relay_full" {
+			return true
+		}
+	}
+	return false
+}
+
+// barriers reports what serialized transactions beyond their rows in the
+// interval (a DDL an hour ago is no news now).
+func barriers(st replicate.Status, iv Interval) (Finding, bool) {
+	var parts []string
+	for _, c := range serializing {
+		n := iv.Serialized[c.cause]
 		if n == 0 {
 			continue
 		}
 		p := fmt.Sprintf("%d transactions: %s", n, c.what)
-		if ts := d.BarrierTables[c.cause]; len(ts) > 0 {
+		if ts := st.Dependencies.BarrierTables[c.cause]; len(ts) > 0 {
 			var names []string
 			for t := range ts {
 				names = append(names, t)
@@ -139,4 +206,29 @@ func causeCount(causes []int64, name string) int64 {
 		}
 	}
 	return 0
+}
+
+// rate prints a rate per second as a person reads it.
+func rate(r float64) string {
+	if r < 10 {
+		return fmt.Sprintf("%.1f", r)
+	}
+	return fmt.Sprintf("%.0f", r)
+}
+
+// within prints an upper bound of seconds s: whole milliseconds rounded
+// up below one second.
+func within(s float64) string {
+	if s < 1 {
+		return fmt.Sprintf("%.0f ms", max(1, math.Ceil(1000*s)))
+	}
+	return fmt.Sprintf("%.1f s", math.Ceil(10*s)/10)
+}
+
+// duration prints seconds: milliseconds below one second.
+func duration(s float64) string {
+	if s < 1 {
+		return fmt.Sprintf("%.0f ms", 1000*s)
+	}
+	return fmt.Sprintf("%.1f s", s)
 }

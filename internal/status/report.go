@@ -29,9 +29,24 @@ type Sample struct {
 	// Waits of the coordinator, cumulative, by reason.
 	DepWaits, BusyWaits, FullWaits          int64
 	DepWaitSecs, BusyWaitSecs, FullWaitSecs float64
+	SourceWaits                             int64   `json:"source_waits"`
+	SourceWaitSecs                          float64 `json:"source_wait_seconds"`
 	// Workers' cumulative time (summed over workers).
 	ExecSecs, TurnSecs, CommitSecs float64
 	TurnWaits, Retries             int64
+	// Heartbeats received so far: paraply's own writes on the source.
+	Heartbeats int64 `json:"heartbeats"`
+	// Serialized counts transactions serialized beyond their rows, by
+	// cause (see serializing), so that an interval says which it saw.
+	Serialized [len(serializing)]int64 `json:"-"`
+}
+
+// serializing are the dependency causes that serialize transactions
+// beyond their rows, with what the diagnosis calls them.
+var serializing = [...]struct{ cause, what string }{
+	{"ddl", "DDL"}, {"statement", "statement-format DML"}, {"unknown_table", "tables without a known schema"},
+	{"schema_mismatch", "row images not matching the schema"}, {"missing_key_column", "row images without their key columns (binlog_row_image=MINIMAL)"},
+	{"keyless_table", "tables without a primary or unique key"}, {"fk_cascade", "cascading foreign keys"},
 }
 
 func takeSample(st replicate.Status, ws []metrics.WorkerStats) Sample {
@@ -43,6 +58,11 @@ func takeSample(st replicate.Status, ws []metrics.WorkerStats) Sample {
 		DepWaits:  st.Scheduler.DepWaits, BusyWaits: st.Scheduler.BusyWaits, FullWaits: st.Scheduler.FullWaits,
 		DepWaitSecs: st.Scheduler.DepWaitTime.Seconds(), BusyWaitSecs: st.Scheduler.BusyWaitTime.Seconds(),
 		FullWaitSecs: st.Scheduler.FullWaitTime.Seconds(),
+		SourceWaits:  st.Scheduler.SourceWaits, SourceWaitSecs: st.Scheduler.SourceWaitTime.Seconds(),
+		Heartbeats: st.Heartbeats,
+	}
+	for i, c := range serializing {
+		s.Serialized[i] = causeCount(st.Dependencies.Tracker.Causes[:], c.cause)
 	}
 	for _, w := range ws {
 		s.ExecSecs += w.ExecSeconds
@@ -62,11 +82,15 @@ type Interval struct {
 	Assigned     int64   `json:"assigned"`
 	AppliedRate  float64 `json:"applied_per_second"`
 	ReceivedRate float64 `json:"received_per_second"`
-	AvgBatch     float64 `json:"avg_batch"`
+	// SourceRate is what the source wrote: ReceivedRate less paraply's
+	// own heartbeats.
+	SourceRate float64 `json:"source_per_second"`
+	AvgBatch   float64 `json:"avg_batch"`
 	// Waits by reason: dependency ("waited at clock conflicts"),
 	// workers_busy ("waited when workers occupied"), queue_full ("waited
 	// due a worker queue full"), commit_order (workers waiting for their
-	// turn to commit, summed over workers).
+	// turn to commit, summed over workers), source (a worker free and
+	// everything admitted handed out: waiting for the source, no problem).
 	Waits map[string]Wait `json:"waits"`
 	// Worker time shares, summed over workers, as a fraction of
 	// workers x seconds.
@@ -75,11 +99,16 @@ type Interval struct {
 	CommitShare float64 `json:"commit_share"`
 	IdleShare   float64 `json:"idle_share"`
 	// AvgCommitMs is the mean COMMIT duration.
-	AvgCommitMs  float64 `json:"avg_commit_ms"`
-	Retries      int64   `json:"retries"`
-	LagStart     float64 `json:"lag_start_seconds"`
-	LagEnd       float64 `json:"lag_end_seconds"`
+	AvgCommitMs float64 `json:"avg_commit_ms"`
+	Retries     int64   `json:"retries"`
+	LagStart    float64 `json:"lag_start_seconds"`
+	LagEnd      float64 `json:"lag_end_seconds"`
+	// LagMax is the highest lag sampled in the interval.
+	LagMax       float64 `json:"lag_max_seconds"`
 	RelayBlocked float64 `json:"relay_blocked_seconds"`
+	// Serialized counts, by cause, transactions serialized beyond their
+	// rows in the interval (DDL, keyless tables, ...).
+	Serialized map[string]int64 `json:"serialized,omitempty"`
 }
 
 // Wait is a count and a time.
@@ -92,12 +121,21 @@ type Wait struct {
 func between(a, b Sample, n int) Interval {
 	iv := Interval{Seconds: b.Time.Sub(a.Time).Seconds(), Assigned: b.Assigned - a.Assigned,
 		Retries: b.Retries - a.Retries, LagStart: a.LagSeconds, LagEnd: b.LagSeconds,
-		RelayBlocked: b.RelayBlocked - a.RelayBlocked}
+		LagMax: max(a.LagSeconds, b.LagSeconds), RelayBlocked: b.RelayBlocked - a.RelayBlocked}
+	for i, c := range serializing {
+		if n := b.Serialized[i] - a.Serialized[i]; n > 0 {
+			if iv.Serialized == nil {
+				iv.Serialized = map[string]int64{}
+			}
+			iv.Serialized[c.cause] = n
+		}
+	}
 	if iv.Seconds <= 0 {
 		return iv
 	}
 	iv.AppliedRate = float64(b.Applied-a.Applied) / iv.Seconds
 	iv.ReceivedRate = float64(b.Received-a.Received) / iv.Seconds
+	iv.SourceRate = max(0, float64(b.Received-a.Received-(b.Heartbeats-a.Heartbeats))/iv.Seconds)
 	if works := b.Works - a.Works; works > 0 {
 		iv.AvgBatch = float64(b.Assigned-a.Assigned) / float64(works)
 		iv.AvgCommitMs = 1000 * (b.CommitSecs - a.CommitSecs) / float64(works)
@@ -107,6 +145,7 @@ func between(a, b Sample, n int) Interval {
 		"workers_busy": {b.BusyWaits - a.BusyWaits, b.BusyWaitSecs - a.BusyWaitSecs},
 		"queue_full":   {b.FullWaits - a.FullWaits, b.FullWaitSecs - a.FullWaitSecs},
 		"commit_order": {b.TurnWaits - a.TurnWaits, b.TurnSecs - a.TurnSecs},
+		"source":       {b.SourceWaits - a.SourceWaits, b.SourceWaitSecs - a.SourceWaitSecs},
 	}
 	capacity := iv.Seconds * float64(max(n, 1))
 	iv.ExecShare = (b.ExecSecs - a.ExecSecs) / capacity

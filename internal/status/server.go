@@ -114,23 +114,30 @@ func (s *Server) sample() Sample {
 	return smp
 }
 
-// Report builds the status report over the last interval (the oldest
-// sample at most interval old is the start).
+// Report builds the status report over the last interval (from the newest
+// sample at least interval old).
 func (s *Server) Report(interval time.Duration) Report {
 	st := s.src.Status()
 	ws := s.workers.Snapshot()
 	now := takeSample(st, ws)
 	s.mu.Lock()
+	// The interval starts at the newest sample at least interval old (or
+	// the oldest there is), so that it spans at least what was asked: with
+	// a sample a second, the newest sample within the interval may be a
+	// few milliseconds old, and rates over a few milliseconds say nothing.
 	start := now
+	lagMax := now.LagSeconds
 	for i := len(s.samples) - 1; i >= 0; i-- {
-		if now.Time.Sub(s.samples[i].Time) > interval {
+		start = s.samples[i]
+		lagMax = max(lagMax, start.LagSeconds)
+		if now.Time.Sub(start.Time) >= interval {
 			break
 		}
-		start = s.samples[i]
 	}
 	s.mu.Unlock()
 	iv := between(start, now, st.Workers)
-	hot := topCounts(st.Dependencies.Conflicts, 5)
+	iv.LagMax = lagMax
+	hot := topCounts(st.Scheduler.HotTables, 5)
 	return Report{Status: st, Workers: ws, Interval: iv, HotTables: hot, Diagnosis: Diagnose(st, iv, hot)}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/paraply/paraply/internal/replicate"
 )
 
 // WriteText prints the report the way `paraply status` shows it.
@@ -30,7 +32,8 @@ func WriteText(w io.Writer, r Report) error {
 	}
 	fmt.Fprintf(&b, "source %s, received up to %s (%s:%d)\n", conn, orDash(st.Receiver.Position), orDash(st.Receiver.SourceFile), st.Receiver.SourceOffset)
 	fmt.Fprintf(&b, "target has everything up to %s (checkpoint %s ago)\n", orDash(st.Checkpoint.Position), age(st.Now, st.CheckpointSaved))
-	fmt.Fprintf(&b, "lag %.1f s, %d transactions queued, relay log %.1f MB\n\n", st.Lag.Seconds(), st.Scheduler.Pending, float64(st.Relay.Bytes)/1e6)
+	fmt.Fprintf(&b, "lag %s (%s), %d transactions received and not applied, %d queued, relay log %.1f MB\n\n",
+		duration(st.Lag.Seconds()), lagHow(st), st.Backlog, st.Scheduler.Pending, float64(st.Relay.Bytes)/1e6)
 
 	fmt.Fprintf(&b, "coordinator statistics, last %.0f s:\n", iv.Seconds)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -40,6 +43,7 @@ func WriteText(w io.Writer, r Report) error {
 		{"workers_busy", "waited when workers occupied"},
 		{"queue_full", "waited due to a full queue (window)"},
 		{"commit_order", "workers waited for commit order"},
+		{"source", "idle: waited for the source"},
 	} {
 		wt := iv.Waits[k.key]
 		fmt.Fprintf(tw, "  %s\t%d\t%.2f s\n", k.label, wt.Count, wt.Seconds)
@@ -62,7 +66,7 @@ func WriteText(w io.Writer, r Report) error {
 		}
 	}
 	if len(r.HotTables) > 0 {
-		b.WriteString("\nhot tables (transactions that waited for an earlier writer):\n")
+		b.WriteString("\nhot tables (transactions admitted while an earlier writer of their rows was running, since start):\n")
 		for _, h := range r.HotTables {
 			fmt.Fprintf(&b, "  %8d  %s\n", h.Count, h.Name)
 		}
@@ -72,7 +76,7 @@ func WriteText(w io.Writer, r Report) error {
 		fmt.Fprintf(&b, "  [%s] %s.\n         %s\n", f.Severity, f.Title, f.Advice)
 	}
 	if len(r.Diagnosis) == 0 {
-		b.WriteString("  (nothing to say yet)\n")
+		b.WriteString("  (no interval yet: the statistics need two samples, a second apart)\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -85,6 +89,18 @@ func rowsDone(done, total int64) string {
 		return fmt.Sprintf(", %d rows", total)
 	}
 	return fmt.Sprintf(", %d of %d rows", done, total)
+}
+
+// lagHow says how the lag was dated.
+func lagHow(st replicate.Status) string {
+	how := "dated by " + orDash(st.LagMethod)
+	if st.ClockOffset != nil {
+		how += fmt.Sprintf(", source clock offset %+.1f ms", float64(st.ClockOffset.Microseconds())/1000)
+	}
+	if st.HeartbeatError != "" {
+		how += "; heartbeat not in use: " + st.HeartbeatError
+	}
+	return how
 }
 
 func orDash(s string) string {

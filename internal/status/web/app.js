@@ -36,6 +36,7 @@ const WAITS = [
   ['workers_busy', 'work was ready, every worker busy'],
   ['queue_full', 'the look-ahead window was full'],
   ['commit_order', 'workers waiting for their turn to commit'],
+  ['source', 'idle: everything handed out, waiting for the source (not a problem)'],
 ];
 
 const interval = new URLSearchParams(location.search).get('interval') || '10s';
@@ -212,8 +213,10 @@ function renderHeader(st, iv) {
 
   const lag = (st.Lag || 0) / 1e9;
   const lagEl = $('lag');
-  lagEl.textContent = fmtDur(lag);
+  lagEl.textContent = lag < 1 ? Math.round(1000 * lag) + ' ms' : fmtDur(lag);
   lagEl.className = 'value' + (lag >= 60 ? ' bad' : lag >= 5 ? ' lagging' : '');
+  lagEl.title = 'dated by ' + (st.LagMethod || '?') + (st.HeartbeatError ? ' (heartbeat not in use: ' + st.HeartbeatError + ')' : '');
+  $('lag-method').textContent = st.LagMethod ? '(' + st.LagMethod + ')' : '';
   $('applied-rate').textContent = fmtRate(iv.applied_per_second);
   document.title = 'paraply: lag ' + fmtDur(lag);
 }
@@ -225,7 +228,7 @@ function shorten(s, n) {
 function renderDiagnosis(findings, iv) {
   $('diagnosis-interval').textContent = 'over the last ' + fmtDur(iv.seconds || 0);
   if (findings.length === 0) {
-    fill($('diagnosis'), el('li', { className: 'empty' }, 'Nothing to say yet: the diagnosis needs a few seconds of samples.'));
+    fill($('diagnosis'), el('li', { className: 'empty' }, 'No interval yet: the diagnosis needs two samples, a second apart.'));
     return;
   }
   fill($('diagnosis'), findings.map((f) =>

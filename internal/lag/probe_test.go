@@ -1,0 +1,67 @@
+package lag
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/paraply/paraply/internal/sandbox"
+)
+
+// TestProbesOnASource: the clock offset of a source on this machine is
+// about zero; heartbeats are written, named by their GTIDs, every interval;
+// a source that does not log them is refused rather than waited for.
+func TestProbesOnASource(t *testing.T) {
+	src := sandbox.ForTest(t, sandbox.Options{Name: "lagsrc", Binlog: true})
+	db, err := src.DB("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if err := src.Exec(ctx, "CREATE DATABASE hb"); err != nil {
+		t.Fatal(err)
+	}
+	tr := NewTracker(20 * time.Millisecond)
+	for i := 0; i < 3; i++ {
+		if err := tr.MeasureOffset(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if off, ok := tr.offset(); !ok || off < -20*time.Millisecond || off > 20*time.Millisecond {
+		t.Errorf("offset of a source on this machine: %v (measured: %v)", off, ok)
+	}
+
+	hctx, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer stop()
+	Heartbeat{Table: "hb.beat", ServerID: 77, Interval: 20 * time.Millisecond}.Run(hctx, db, tr)
+	tr.mu.Lock()
+	beats, failed := len(tr.beats), tr.beatErr
+	tr.mu.Unlock()
+	if beats < 5 || failed != "" {
+		t.Errorf("%d heartbeats in 300 ms at 20 ms (error %q)", beats, failed)
+	}
+	var id int
+	var ts string
+	if err := db.QueryRow("SELECT server_id, ts FROM hb.beat").Scan(&id, &ts); err != nil || id != 77 || len(ts) != 26 {
+		t.Errorf("heartbeat row (%d, %q): %v", id, ts, err)
+	}
+
+	// sql_log_bin=0 for the writer's sessions: @@last_gtid stays put.
+	db2, err := sql.Open("mysql", src.DSN("")+"&sql_log_bin=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	err = Heartbeat{Table: "hb.beat", ServerID: 77, Interval: 20 * time.Millisecond}.session(ctx, db2, NewTracker(20*time.Millisecond))
+	if !errors.Is(err, ErrNotLogged) {
+		t.Errorf("heartbeats not logged: %v, want ErrNotLogged", err)
+	}
+	if err := (Heartbeat{Table: "nodot"}).Validate(); err == nil {
+		t.Error("a table name without its database was accepted")
+	}
+}

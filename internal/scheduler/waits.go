@@ -1,0 +1,51 @@
+package scheduler
+
+// waitKind is why the coordinator is not handing out work at an instant,
+// in the terms of MySQL's "Multi-threaded replica statistics" (seed 000).
+type waitKind uint8
+
+const (
+	// waitNone: work is being handed out, or every worker has work and
+	// nothing more is ready, or a batch is being let fill (BatchDelay):
+	// nothing to explain.
+	waitNone waitKind = iota
+	// waitDep is "waited at clock conflicts": a worker is free, and the
+	// next admitted transaction not yet handed out cannot go because a
+	// predecessor it depends on has not committed.
+	waitDep
+	// waitBusy is "waited when workers occupied": work is ready and every
+	// worker has some.
+	waitBusy
+	// waitFull is "waited due a worker queue full": every worker has work,
+	// nothing is ready, and the look-ahead window is full.
+	waitFull
+	// waitSource: a worker is free and every admitted transaction has
+	// been handed out; the coordinator waits for the next one to arrive.
+	// That is a replica keeping up, not a problem to diagnose.
+	waitSource
+)
+
+// classifyWait names the wait of a coordinator that formed next (nil if
+// none) with idle workers free. holding says it lets a batch fill on
+// purpose; blocked says an admitted transaction is not handed out yet
+// (the core's head exists); full says the window is full.
+//
+// The distinction between waitDep and waitSource is what keeps a replica
+// that keeps up from reporting dependency waits: a free worker with every
+// admitted transaction already running elsewhere waits for the source, not
+// for a predecessor.
+func classifyWait(next bool, idle int, holding, blocked, full bool) waitKind {
+	switch {
+	case next && idle <= 0:
+		return waitBusy
+	case next || holding:
+		return waitNone
+	case idle > 0 && blocked:
+		return waitDep
+	case idle > 0:
+		return waitSource
+	case full:
+		return waitFull
+	}
+	return waitNone
+}
