@@ -91,13 +91,8 @@ func testApplyPointInTimeRecovery(t *testing.T, path string) {
 	if err := workload.Sysbench(ctx, src, "prepare", "oltp_write_only", 2, 1000, 1, 0); err != nil {
 		t.Fatal(err)
 	}
-	setup := []string{"CREATE DATABASE crash", "CREATE TABLE crash.c (id INT PRIMARY KEY, n BIGINT NOT NULL)",
-		"CREATE TABLE crash.log (id BIGINT AUTO_INCREMENT PRIMARY KEY, cid INT NOT NULL, at DATETIME(6) DEFAULT NOW(6))",
-		"CREATE TABLE crash.doomed (id INT PRIMARY KEY, v VARCHAR(20))", "INSERT INTO crash.doomed VALUES (1, 'backup')"}
-	for i := 1; i <= 20; i++ {
-		setup = append(setup, fmt.Sprintf("INSERT INTO crash.c VALUES (%d, 0)", i))
-	}
-	execAll(t, sdb, setup...)
+	execAll(t, sdb, counterSetup()...)
+	execAll(t, sdb, "CREATE TABLE crash.doomed (id INT PRIMARY KEY, v VARCHAR(20))", "INSERT INTO crash.doomed VALUES (1, 'backup')")
 	load := startCounterLoad(t, sdb, 4)
 	time.Sleep(300 * time.Millisecond)
 

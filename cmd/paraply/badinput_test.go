@@ -110,14 +110,21 @@ func commitGTID(t *testing.T, db *sql.DB, stmts ...string) string {
 
 func (p *replPair) equal(t *testing.T, schemas ...string) {
 	t.Helper()
-	rep, err := verify.Run(context.Background(), verify.Options{Source: p.sdb, Target: p.tdb, Schemas: schemas})
+	equalDBs(t, p.sdb, p.tdb, "target", schemas...)
+}
+
+// equalDBs fails the test unless verify finds the schemas (all when none
+// are named) equal on src and on dst, which name calls dst.
+func equalDBs(t *testing.T, src, dst *sql.DB, name string, schemas ...string) {
+	t.Helper()
+	rep, err := verify.Run(context.Background(), verify.Options{Source: src, Target: dst, Schemas: schemas})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !rep.Equal() {
 		var b bytes.Buffer
 		rep.WriteText(&b)
-		t.Fatalf("target differs from source:\n%s", b.String())
+		t.Fatalf("%s differs from the source:\n%s", name, b.String())
 	}
 }
 

@@ -68,6 +68,30 @@ func startCounterLoad(t *testing.T, db *sql.DB, sessions int) *counterLoad {
 	return l
 }
 
+// counterSetup is the schema of the counter load, as statements.
+func counterSetup() []string {
+	setup := []string{"CREATE DATABASE crash", "CREATE TABLE crash.c (id INT PRIMARY KEY, n BIGINT NOT NULL)",
+		"CREATE TABLE crash.log (id BIGINT AUTO_INCREMENT PRIMARY KEY, cid INT NOT NULL, at DATETIME(6) DEFAULT NOW(6))"}
+	for i := 1; i <= 20; i++ {
+		setup = append(setup, fmt.Sprintf("INSERT INTO crash.c VALUES (%d, 0)", i))
+	}
+	return setup
+}
+
+// counted checks that db holds exactly the counter load's committed
+// transactions: the counters sum to it, and the log has as many rows,
+// all distinct.
+func counted(t *testing.T, db *sql.DB, name string, committed int64) {
+	t.Helper()
+	var sum, rows, distinct int64
+	if err := db.QueryRow("SELECT (SELECT SUM(n) FROM crash.c), (SELECT COUNT(*) FROM crash.log), (SELECT COUNT(DISTINCT id) FROM crash.log)").Scan(&sum, &rows, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if sum != committed || rows != committed || distinct != committed {
+		t.Fatalf("%s: counters sum %d, %d log rows (%d distinct); the source committed %d", name, sum, rows, distinct, committed)
+	}
+}
+
 func (l *counterLoad) finish(t *testing.T) int64 {
 	close(l.stop)
 	l.wg.Wait()
@@ -97,12 +121,7 @@ func TestCrashSafety(t *testing.T) {
 	if err := sdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&start); err != nil {
 		t.Fatal(err)
 	}
-	setup := []string{"CREATE DATABASE crash", "CREATE TABLE crash.c (id INT PRIMARY KEY, n BIGINT NOT NULL)",
-		"CREATE TABLE crash.log (id BIGINT AUTO_INCREMENT PRIMARY KEY, cid INT NOT NULL, at DATETIME(6) DEFAULT NOW(6))"}
-	for i := 1; i <= 20; i++ {
-		setup = append(setup, fmt.Sprintf("INSERT INTO crash.c VALUES (%d, 0)", i))
-	}
-	if err := src.Exec(ctx, setup...); err != nil {
+	if err := src.Exec(ctx, counterSetup()...); err != nil {
 		t.Fatal(err)
 	}
 	relay := filepath.Join(t.TempDir(), "relay")
@@ -157,13 +176,7 @@ func TestCrashSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tdb.Close()
-	var sum, rows int64
-	if err := tdb.QueryRow("SELECT (SELECT SUM(n) FROM crash.c), (SELECT COUNT(*) FROM crash.log)").Scan(&sum, &rows); err != nil {
-		t.Fatal(err)
-	}
-	if sum != committed || rows != committed {
-		t.Errorf("target counters: sum %d, log rows %d; the source committed %d transactions", sum, rows, committed)
-	}
+	counted(t, tdb, "target", committed)
 	rep, err := verify.Run(ctx, verify.Options{Source: sdb, Target: tdb})
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ func (p *pipelineFlags) add(f *pflag.FlagSet, cfg *replicate.Config) {
 	f.StringVar(&p.mode, "dependency", cfg.Mode.String(), "serial|database|commit-order|writeset|writeset-session")
 	f.BoolVar(&cfg.PreserveOrder, "preserve-commit-order", cfg.PreserveOrder, "commit on the target in source order")
 	f.IntVar(&cfg.BatchTxns, "batch-max-txns", cfg.BatchTxns, "source transactions combined into one target transaction at most")
+	f.BoolVar(&cfg.PreserveGTIDs, "preserve-gtids", false, "commit each source transaction on the target under its source GTID, as a native replica with log_slave_updates (MariaDB source and target; the target needs log-bin, binlog_format=ROW, binlog-ignore-db=paraply and BINLOG REPLAY; one source transaction per target transaction)")
 	f.StringVar(&cfg.Apply, "apply", cfg.Apply, "how rows are applied: sql (SQL statements: fastest; tables with triggers on the target, system-versioned tables and sequences are refused) | binlog (the target's own row applier: exact as a native replica, slower; needs BINLOG REPLAY on a MariaDB target) | auto (sql, and binlog for what sql cannot apply exactly, when source and target are MariaDB and the account may)")
 	f.IntVar(&cfg.PieceBytes, "large-txn-piece", cfg.PieceBytes, "a transaction larger than this many bytes is received, stored and applied in pieces of this size, in bounded memory")
 	f.BoolVar(&cfg.NoCompact, "no-compact", false, "apply every row change as its own statement (default: merge each row's changes and group rows, on tables with only a primary key)")

@@ -86,6 +86,9 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 				return err
 			}
 		}
+		if err := w.sourceGTID(ctx, conn, t); err != nil {
+			return err
+		}
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			if !(t.DDL.Rerun && alreadyDone(err)) {
 				if classify(err) == fatal {

@@ -76,6 +76,9 @@ type Config struct {
 	// equivalent (see sqlgen.Table.Compactable, which assumes that the
 	// target has no triggers on replicated tables).
 	NoCompact bool
+	// PreserveGTIDs commits each work (one source transaction) under its
+	// source GTID (see worker.sourceGTID).
+	PreserveGTIDs bool
 }
 
 // Observer receives the workers' events. Methods are called from worker
@@ -274,6 +277,9 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 			return tm, err
 		}
 		tm.Turn = time.Since(t0)
+	}
+	if err := w.sourceGTID(ctx, conn, work.Txns[0]); err != nil {
+		return tm, err
 	}
 	path := w.p.cfg.Path
 	if path == AutoPath {

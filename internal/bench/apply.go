@@ -52,6 +52,7 @@ var (
 //	paraply-16-writeset-nobatch       the same with --batch-max-txns 1
 //	paraply-16-writeset-batch64       --batch-max-txns 64
 //	paraply-16-writeset-unordered     --preserve-commit-order=false
+//	paraply-16-writeset-gtids         --preserve-gtids (one source transaction per target transaction)
 //	ceiling                           sysbench with 16 clients on the target
 //	ceiling-32                        ... with 32 clients
 //	mariadb-binlog                    mariadb-binlog FILES | mariadb (point-in-time recovery)
@@ -72,6 +73,9 @@ type Apply struct {
 	// own row applier, instead of paraply's default (auto: SQL, and the
 	// row applier only for tables SQL cannot apply exactly).
 	Binlog bool `json:"binlog,omitempty"`
+	// GTIDs is --preserve-gtids (paraply): each source transaction commits
+	// under its own GTID, so Batch is 1.
+	GTIDs bool `json:"gtids,omitempty"`
 }
 
 // Name returns the configuration's name in the syntax ParseApply reads.
@@ -84,9 +88,9 @@ func (a Apply) Name() string {
 		return fmt.Sprintf("native-%d-%s", a.Threads, a.Mode)
 	case Paraply:
 		s := fmt.Sprintf("paraply-%d-%s", a.Threads, a.Mode)
-		switch a.Batch {
-		case DefaultBatch:
-		case 1:
+		switch {
+		case a.Batch == DefaultBatch, a.GTIDs:
+		case a.Batch == 1:
 			s += "-nobatch"
 		default:
 			s += fmt.Sprintf("-batch%d", a.Batch)
@@ -96,6 +100,9 @@ func (a Apply) Name() string {
 		}
 		if a.Binlog {
 			s += "-binlog"
+		}
+		if a.GTIDs {
+			s += "-gtids"
 		}
 		return s
 	case Ceiling:
@@ -129,6 +136,9 @@ func (a Apply) Label() string {
 		}
 		if a.Binlog {
 			s += " apply=binlog"
+		}
+		if a.GTIDs {
+			s += " preserve-gtids"
 		}
 		return s
 	case Ceiling:
@@ -178,6 +188,9 @@ func ParseApply(name string) (Apply, error) {
 		return Apply{Kind: Native, Threads: n, Mode: mode}, nil
 	case Paraply:
 		a := Apply{Kind: Paraply, Batch: DefaultBatch}
+		if r, ok := strings.CutSuffix(rest, "-gtids"); ok {
+			rest, a.GTIDs, a.Batch = r, true, 1
+		}
 		if r, ok := strings.CutSuffix(rest, "-binlog"); ok {
 			rest, a.Binlog = r, true
 		}
@@ -195,7 +208,7 @@ func ParseApply(name string) (Apply, error) {
 		}
 		n, mode, ok := threadsMode(rest)
 		if !ok || n < 1 || !slices.Contains(paraplyModes, mode) {
-			return bad("want paraply-<workers>-<" + strings.Join(paraplyModes, "|") + ">[-nobatch|-batch<N>][-unordered][-binlog]")
+			return bad("want paraply-<workers>-<" + strings.Join(paraplyModes, "|") + ">[-nobatch|-batch<N>][-unordered][-binlog][-gtids]")
 		}
 		a.Threads, a.Mode = n, mode
 		return a, nil
@@ -218,5 +231,5 @@ func threadsMode(s string) (int, string, bool) {
 // and apply path. The analyzer's predicted speedups are over one worker
 // too.
 func (a Apply) base() Apply {
-	return Apply{Kind: Paraply, Threads: 1, Mode: "serial", Batch: a.Batch, Unordered: a.Unordered, Binlog: a.Binlog}
+	return Apply{Kind: Paraply, Threads: 1, Mode: "serial", Batch: a.Batch, Unordered: a.Unordered, Binlog: a.Binlog, GTIDs: a.GTIDs}
 }

@@ -26,6 +26,7 @@ func TestApplyNamesRoundTrip(t *testing.T) {
 		"paraply-4-writeset-batch16":           {Kind: Paraply, Threads: 4, Mode: "writeset", Batch: 16},
 		"paraply-4-writeset-nobatch-unordered": {Kind: Paraply, Threads: 4, Mode: "writeset", Batch: 1, Unordered: true},
 		"paraply-8-writeset-unordered-binlog":  {Kind: Paraply, Threads: 8, Mode: "writeset", Batch: 64, Unordered: true, Binlog: true},
+		"paraply-16-writeset-gtids":            {Kind: Paraply, Threads: 16, Mode: "writeset", Batch: 1, GTIDs: true},
 		"ceiling":                              {Kind: Ceiling, Threads: 16},
 		"ceiling-32":                           {Kind: Ceiling, Threads: 32},
 		"mariadb-binlog":                       {Kind: MariadbBinlog},

@@ -136,7 +136,7 @@ func Quick() Config {
 	c.Durable = []bool{true}
 	c.Applies = mustApplies("native-single,native-16-optimistic,native-16-aggressive," +
 		"paraply-1-serial,paraply-1-serial-nobatch,paraply-8-writeset,paraply-16-writeset,paraply-16-writeset-nobatch," +
-		"paraply-8-writeset-unordered,paraply-1-serial-binlog,paraply-16-writeset-binlog,paraply-8-writeset-unordered-binlog,ceiling,mariadb-binlog,apply-16")
+		"paraply-8-writeset-unordered,paraply-1-serial-binlog,paraply-16-writeset-binlog,paraply-8-writeset-unordered-binlog,paraply-16-writeset-gtids,ceiling,mariadb-binlog,apply-16")
 	return c
 }
 

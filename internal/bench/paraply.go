@@ -45,6 +45,9 @@ func (c *cluster) runParaply(ctx context.Context, a Apply, b *Backlog, run *Meas
 	if a.Binlog {
 		args = append(args, "--apply", "binlog")
 	}
+	if a.GTIDs {
+		args = append(args, "--preserve-gtids")
+	}
 	run.IncludesReceive = true
 	return c.timeParaply(ctx, args, b, run)
 }

@@ -22,6 +22,7 @@ package checkpoint
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -112,11 +113,29 @@ func NewStore(db *sql.DB) *Store { return NewStoreFor(db, Replicate) }
 // NewStoreFor uses db for the checkpoint of origin.
 func NewStoreFor(db *sql.DB, origin Origin) *Store { return &Store{db: db, origin: origin} }
 
-// Init creates the bookkeeping schema and tables if they are missing.
+// Init creates the bookkeeping schema and tables if they are missing. It
+// runs them in the paraply database, so that a target started with
+// binlog-ignore-db=paraply keeps them out of its binlog (that option
+// filters DDL by the session's database), as it keeps the bookkeeping
+// rows out (see --preserve-gtids).
 func (s *Store) Init(ctx context.Context) error {
-	for _, q := range ddlStatements {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// The session's database must not outlive Init: the pool would give
+	// the session to a worker, whose statements binlog-ignore-db would
+	// then leave out.
+	defer conn.Raw(func(any) error { return driver.ErrBadConn })
+	for i, q := range ddlStatements {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("creating paraply's bookkeeping tables on the target: %w", err)
+		}
+		if i == 0 {
+			if _, err := conn.ExecContext(ctx, "USE `"+Schema+"`"); err != nil {
+				return fmt.Errorf("creating paraply's bookkeeping tables on the target: %w", err)
+			}
 		}
 	}
 	return nil

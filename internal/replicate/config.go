@@ -46,8 +46,13 @@ type Config struct {
 	// Delay applies a transaction no earlier than its source commit time
 	// plus Delay (as MASTER_DELAY).
 	Delay time.Duration
-	// BatchTxns bounds the source transactions per target transaction.
+	// BatchTxns bounds the source transactions per target transaction
+	// (1 with PreserveGTIDs).
 	BatchTxns int
+	// PreserveGTIDs commits each source transaction on the target under
+	// its own source GTID, as a native replica with log_slave_updates
+	// does (MariaDB source and target; see checkPreserveGTIDs).
+	PreserveGTIDs bool
 	// BatchDelay is how long a transaction may wait for a batch to fill.
 	BatchDelay time.Duration
 	// Apply chooses how rows are applied: "binlog" (the target's own row
@@ -127,6 +132,8 @@ func (c Config) Validate() error {
 		return errors.New("--large-txn-piece must be at least 64KiB")
 	case c.Delay < 0:
 		return errors.New("--delay must not be negative")
+	case c.PreserveGTIDs && !c.PreserveOrder:
+		return errors.New("--preserve-gtids needs --preserve-commit-order: the target's binlog must have the source's GTIDs in the source's order")
 	case c.HeartbeatInterval < 0:
 		return errors.New("--heartbeat-interval must not be negative")
 	}
@@ -134,6 +141,16 @@ func (c Config) Validate() error {
 		return lag.Heartbeat{Table: c.HeartbeatTable}.Validate()
 	}
 	return nil
+}
+
+// batchTxns is how many source transactions a target transaction holds
+// at most: one per GTID when the target keeps the source's GTIDs, since a
+// target transaction is logged under one GTID.
+func (c Config) batchTxns() int {
+	if c.PreserveGTIDs {
+		return 1
+	}
+	return c.BatchTxns
 }
 
 // heartbeatInterval is the heartbeat writer's interval, 0 when there is

@@ -154,6 +154,11 @@ func (r *Replica) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.cfg.PreserveGTIDs {
+		if err := checkPreserveGTIDs(ctx, tgtDB, r.info.Flavor); err != nil {
+			return fmt.Errorf("--preserve-gtids: target %s: %w", r.cfg.Target, err)
+		}
+	}
 	release, err := checkpoint.Lock(ctx, tgtDB)
 	if err != nil {
 		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
@@ -213,9 +218,9 @@ func (r *Replica) run(ctx context.Context) error {
 	r.prep, r.seq = prep, seq
 	r.mu.Unlock()
 	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, Path: path, SourceSession: sameFlavor, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
-		Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
+		PreserveGTIDs: r.cfg.PreserveGTIDs, Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
 	coord := scheduler.NewCoordinator(scheduler.Config{
-		Window: r.cfg.Window, BatchTxns: r.cfg.BatchTxns, BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
+		Window: r.cfg.Window, BatchTxns: r.cfg.batchTxns(), BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
 	}, seq)
 
 	g, gctx := errgroup.WithContext(ctx)
