@@ -30,6 +30,10 @@ import (
 type Raw struct {
 	rules   *Rules
 	dropDML bool
+	// whole drops every table map and rows event: the transaction was
+	// left out whole, and a piece may come without its table maps (the
+	// last piece of a large transaction, read alone).
+	whole   bool
 	keep    map[uint64]bool // table id: its rows are kept
 	pending []binlog.Event  // the statement's table maps kept, not yet out
 	held    *binlog.Event   // the statement's last rows event kept, not yet out
@@ -39,7 +43,7 @@ type Raw struct {
 // Raw returns a filter of the events of the transaction whose filtering
 // said o.
 func (f *Filter) Raw(o Outcome) *Raw {
-	return &Raw{rules: &f.rules, dropDML: o.DroppedDML, keep: map[uint64]bool{}}
+	return &Raw{rules: &f.rules, dropDML: o.DroppedDML, whole: o.Whole, keep: map[uint64]bool{}}
 }
 
 // Piece filters rt, the transaction or its next piece; last says it is
@@ -92,7 +96,7 @@ func (r *Raw) tableMap(ev binlog.Event, checksum bool) error {
 		return fmt.Errorf("%s: %w", ev.Pos, err)
 	}
 	db, renamed := r.rules.Database(schema)
-	keep := r.rules.Table(db, table)
+	keep := r.rules.Table(db, table) && !r.whole
 	r.keep[binlog.TableID(ev)] = keep
 	if !keep {
 		return nil
@@ -110,6 +114,7 @@ func (r *Raw) tableMap(ev binlog.Event, checksum bool) error {
 func (r *Raw) rows(ev binlog.Event, checksum bool) {
 	end := binlog.RowsFlags(ev)&binlog.RowsFlagStmtEnd != 0
 	keep, known := r.keep[binlog.TableID(ev)]
+	known = known || r.whole
 	switch {
 	case keep || !known:
 		// (A rows event without its table map goes on as it came: the

@@ -211,6 +211,28 @@ func TestTxnWhollyFiltered(t *testing.T) {
 			}
 		}
 	}
+	// The last piece of a large transaction, read alone, comes without
+	// the table maps its rows events refer to.
+	rt := raws["0-1-6"]
+	piece := &binlog.RawTxn{Format: rt.Format}
+	for _, ev := range rt.Events {
+		if ev.Type() != replication.TABLE_MAP_EVENT {
+			piece.Events = append(piece.Events, ev)
+		}
+	}
+	o, err := f.Txn(decode(t, rt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := f.Raw(o).Piece(piece, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range raw.Events {
+		if binlog.IsRowsEvent(ev.Type()) {
+			t.Fatal("a rows event of a transaction left out whole is left, its table map not read")
+		}
+	}
 	var c Counts
 	c.Add(Outcome{Whole: true, Rows: 3, Statements: 1})
 	c.Add(Outcome{Rows: 2})
