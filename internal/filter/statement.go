@@ -19,10 +19,13 @@ type StatementError struct {
 	Err   error
 }
 
+// Error says what could not be known, of which statement (passwords
+// redacted, abbreviated).
 func (e *StatementError) Error() string {
 	return fmt.Sprintf("%s: %s: %v", e.What, abbreviate(e.Query), e.Err)
 }
 
+// Unwrap returns the parser's or the renamer's error.
 func (e *StatementError) Unwrap() error { return e.Err }
 
 // statements returns t's statements that the rules keep, renamed, and

@@ -15,9 +15,6 @@ type Filter struct {
 // New returns a Filter applying r.
 func New(r Rules) *Filter { return &Filter{rules: r} }
 
-// Rules are the rules f applies.
-func (f *Filter) Rules() *Rules { return &f.rules }
-
 // Outcome says what filtering did to one transaction.
 type Outcome struct {
 	// Rows and Statements are the row changes and the statements (DDL,
