@@ -24,7 +24,9 @@ func (p *Preparer) filter(it *applier.Txn) error {
 	if err != nil {
 		var se *filter.StatementError
 		if errors.As(err, &se) {
-			return &applier.ConflictError{GTID: it.GTID, What: se.Error()}
+			// Nothing of it is applied: the operator decides.
+			return &applier.ConflictError{GTID: it.GTID, What: se.Error() +
+				"; apply on the target what it should do there, if anything, and record its GTID in paraply.applied to step over it"}
 		}
 		return &applier.ConflictError{GTID: it.GTID, What: "filtering", Err: err}
 	}
