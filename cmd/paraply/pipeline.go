@@ -24,6 +24,7 @@ type pipelineFlags struct {
 	mode, logLevel, httpAddr string
 	httpAllowRemote          bool
 	targetTLS                tlsFlags
+	filters                  filterFlags
 }
 
 // add declares the flags; the ones that are replicate.Config fields write
@@ -47,6 +48,7 @@ func (p *pipelineFlags) add(f *pflag.FlagSet, cfg *replicate.Config) {
 	f.StringVar(&p.logLevel, "log-level", "info", "debug|info|warn|error")
 	f.StringVar(&p.httpAddr, "http", "127.0.0.1:9104", "serve /metrics, /status.json and a status page here (\"\" = off)")
 	f.BoolVar(&p.httpAllowRemote, "http-allow-remote", false, "allow --http on a non-loopback address (the endpoint has no authentication)")
+	p.filters.add(f)
 }
 
 // resolve fills cfg's target, dependency mode and logger from the flags.
@@ -59,6 +61,9 @@ func (p *pipelineFlags) resolve(cfg *replicate.Config) error {
 		return fmt.Errorf("--target-tls: %w", err)
 	}
 	if cfg.Mode, err = deptrack.ParseMode(p.mode); err != nil {
+		return err
+	}
+	if err := p.filters.resolve(cfg); err != nil {
 		return err
 	}
 	var level slog.Level

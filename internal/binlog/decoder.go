@@ -141,8 +141,10 @@ func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
 		}
 	case *replication.XIDEvent, *replication.TableMapEvent, *replication.RowsQueryEvent,
 		*replication.MariadbAnnotateRowsEvent:
-	case *replication.IntVarEvent, *replication.BeginLoadQueryEvent, *replication.ExecuteLoadQueryEvent:
+	case *replication.IntVarEvent:
 		t.StatementDML = true
+	case *replication.BeginLoadQueryEvent, *replication.ExecuteLoadQueryEvent:
+		t.StatementDML, t.LoadData = true, true
 	case *replication.GenericEvent:
 		switch be.Header.EventType {
 		case replication.XA_PREPARE_LOG_EVENT:
@@ -151,9 +153,10 @@ func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
 				return err
 			}
 			t.XA, t.XID = XAPrepare, xid
-		case replication.RAND_EVENT, replication.USER_VAR_EVENT, replication.APPEND_BLOCK_EVENT,
-			replication.DELETE_FILE_EVENT:
+		case replication.RAND_EVENT, replication.USER_VAR_EVENT:
 			t.StatementDML = true
+		case replication.APPEND_BLOCK_EVENT, replication.DELETE_FILE_EVENT:
+			t.StatementDML, t.LoadData = true, true
 		default:
 			return fmt.Errorf("%w %d (%s) inside a transaction", ErrUnknownEvent, byte(be.Header.EventType), be.Header.EventType)
 		}
@@ -246,8 +249,7 @@ func (d *Decoder) rows(t *Txn, e *replication.RowsEvent, typ replication.EventTy
 		return fmt.Errorf("%w: rows event for table id %d without a table map", ErrCorrupt, e.TableID)
 	}
 	if d.summary {
-		t.LargeRows += r.Changes()
-		t.noteTable(e.Table)
+		t.noteRows(e.Table, r.Changes())
 		return nil
 	}
 	t.Rows = append(t.Rows, r)

@@ -192,27 +192,36 @@ type Txn struct {
 	// rather than by row events (binlog_format=STATEMENT or MIXED), or by
 	// LOAD DATA; its rows are unknown.
 	StatementDML bool
+	// LoadData is set when that includes a LOAD DATA logged as a
+	// statement, whose text is not among Statements.
+	LoadData bool
 	// XA is the XA phase; XID names the XA transaction, in the server's
 	// canonical form X'gtrid',X'bqual',formatID.
 	XA  XAPhase
 	XID string
 	// Large is set on a transaction decoded from pieces (DecodePieces):
 	// Rows is empty; LargeRows counts its row changes, and LargeTables
-	// holds the table map of each table they touch.
-	Large       bool
-	LargeRows   int
-	LargeTables []*replication.TableMapEvent
+	// holds the table map of each table they touch, LargeTableRows the
+	// row changes of each.
+	Large          bool
+	LargeRows      int
+	LargeTables    []*replication.TableMapEvent
+	LargeTableRows []int
 }
 
-// noteTable adds tm to LargeTables unless a table map of the same table
-// with as many columns is there.
-func (t *Txn) noteTable(tm *replication.TableMapEvent) {
-	for _, x := range t.LargeTables {
+// noteRows counts n row changes of the table tm maps, adding tm to
+// LargeTables unless a table map of the same table with as many columns
+// is there.
+func (t *Txn) noteRows(tm *replication.TableMapEvent, n int) {
+	t.LargeRows += n
+	for i, x := range t.LargeTables {
 		if string(x.Schema) == string(tm.Schema) && string(x.Table) == string(tm.Table) && x.ColumnCount == tm.ColumnCount {
+			t.LargeTableRows[i] += n
 			return
 		}
 	}
 	t.LargeTables = append(t.LargeTables, tm)
+	t.LargeTableRows = append(t.LargeTableRows, n)
 }
 
 // RollsBackToSavepoint reports whether the transaction rolls back to a

@@ -20,6 +20,10 @@ func ApplyFile(flags *pflag.FlagSet, path string) error {
 		return err
 	}
 	defer f.Close()
+	// What the command line set, before the file sets anything: a flag
+	// that may be repeated (--include) takes every line of the file.
+	onCommandLine := map[string]bool{}
+	flags.Visit(func(fl *pflag.Flag) { onCommandLine[fl.Name] = true })
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
@@ -38,7 +42,7 @@ func ApplyFile(flags *pflag.FlagSet, path string) error {
 		if fl == nil {
 			return fmt.Errorf("%s:%d: unknown setting %q", path, line, name)
 		}
-		if fl.Changed {
+		if onCommandLine[fl.Name] {
 			continue
 		}
 		if err := flags.Set(name, strings.Trim(value, `"`)); err != nil {

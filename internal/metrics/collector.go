@@ -54,6 +54,9 @@ var Metrics = []metric{
 	{"paraply_delay_seconds", "The configured --delay: transactions are applied no earlier than their source commit time plus this.", nil},
 	{"paraply_checkpoint_age_seconds", "Seconds since the checkpoint was last saved on the target.", nil},
 	{"paraply_low_water_mark", "Relay log index up to which everything is applied.", nil},
+	{"paraply_filtered_transactions_total", "Transactions every change of which --include/--exclude left out: recorded as applied, nothing else done.", nil},
+	{"paraply_filtered_rows_total", "Row changes --include/--exclude left out.", nil},
+	{"paraply_filtered_statements_total", "DDL and statement-format DML statements --include/--exclude left out.", nil},
 	{"paraply_dependency_causes_total", "Transactions serialized beyond their rows, by cause (ddl, keyless_table, ...).", []string{"cause"}},
 	{"paraply_workers", "Configured workers.", nil},
 	{"paraply_worker_applied_transactions_total", "Source transactions applied, per worker.", []string{"worker"}},
@@ -151,6 +154,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		g("paraply_checkpoint_age_seconds", now.Sub(st.CheckpointSaved).Seconds())
 	}
 	g("paraply_low_water_mark", float64(s.LowWaterMark))
+	if f := st.Filters; f != nil {
+		n("paraply_filtered_transactions_total", float64(f.Transactions))
+		n("paraply_filtered_rows_total", float64(f.Rows))
+		n("paraply_filtered_statements_total", float64(f.Statements))
+	}
 	for i, v := range st.Dependencies.Tracker.Causes {
 		if v > 0 {
 			n("paraply_dependency_causes_total", float64(v), deptrack.Cause(i).String())

@@ -65,6 +65,10 @@ func (f *fileFeed) validate(cfg Config) error {
 	if len(f.in.Paths) == 0 {
 		return errors.New("no binlog files given")
 	}
+	if f.in.Schema != nil && len(cfg.Filter.Rewrites) > 0 {
+		// The keys would be looked up under the source's database names.
+		return errors.New("--rewrite-db cannot be used with --schema or --schema-file, whose tables have the source's database names: let apply read the keys from the target")
+	}
 	if ents, err := os.ReadDir(cfg.RelayDir); err == nil && len(ents) > 0 {
 		return fmt.Errorf("the spool directory %s is not empty: apply spools every run afresh", cfg.RelayDir)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/config"
 	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/filter"
 	"github.com/paraply/paraply/internal/lag"
 	"github.com/paraply/paraply/internal/relaylog"
 )
@@ -68,6 +69,9 @@ type Config struct {
 	// received, stored, prepared and applied in pieces of about this size
 	// (a barrier; its target transaction still commits once).
 	PieceBytes int
+	// Filter holds --include, --exclude and --rewrite-db (see package
+	// filter); its zero value applies everything as it is.
+	Filter filter.Rules
 	// History is the writeset history size (0 = default).
 	History int
 	// Window bounds the look-ahead (transactions admitted, not committed).

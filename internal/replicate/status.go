@@ -47,6 +47,9 @@ type Status struct {
 	// source commit time plus Delay (Dependencies.DelayedUntil says until
 	// when the next one is held).
 	Delay time.Duration
+	// Filters are --include, --exclude and --rewrite-db and what they
+	// left out; nil without them.
+	Filters *FilterStatus `json:",omitempty"`
 }
 
 // Status returns a snapshot; it is safe to call while Run runs.
@@ -71,6 +74,7 @@ func (r *Replica) Status() Status {
 	if r.prep != nil {
 		st.Dependencies = r.prep.Stats()
 	}
+	r.filterStatus(&st)
 	r.readLag(&st)
 	return st
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/filter"
 	"github.com/paraply/paraply/internal/relaylog"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
@@ -81,6 +82,9 @@ type Preparer struct {
 	Applied map[string]bool
 	// Rerun are GTIDs of DDL whose outcome a crash left unknown.
 	Rerun map[string]bool
+	// Filter, if set, applies --include, --exclude and --rewrite-db (see
+	// filter.go).
+	Filter *filter.Filter
 
 	decoder   *binlog.Decoder
 	extractor *deptrack.Extractor
@@ -103,6 +107,8 @@ type PrepareStats struct {
 	// DelayedUntil is when the transaction held for --delay goes on (zero
 	// when none is held).
 	DelayedUntil time.Time
+	// Filtered counts what --include and --exclude left out.
+	Filtered filter.Counts
 }
 
 // maxTracked bounds the tables counted in PrepareStats.
@@ -113,7 +119,7 @@ const maxTracked = 1000
 func (p *Preparer) Stats() PrepareStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := PrepareStats{Tracker: p.stats.Tracker, BarrierTables: map[string]map[string]bool{}, DelayedUntil: p.stats.DelayedUntil}
+	out := PrepareStats{Tracker: p.stats.Tracker, BarrierTables: map[string]map[string]bool{}, DelayedUntil: p.stats.DelayedUntil, Filtered: p.stats.Filtered}
 	for c, ts := range p.stats.BarrierTables {
 		out.BarrierTables[c] = map[string]bool{}
 		for t := range ts {
@@ -226,6 +232,9 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 		p.ws.Reset()
 		pr.Deps = p.tracker.Add(txn, &p.ws)
 		return pr, nil
+	}
+	if err := p.filter(it); err != nil {
+		return nil, err
 	}
 	if err := p.settleXA(pr); err != nil {
 		return nil, err
@@ -373,7 +382,7 @@ func (p *Preparer) settleXA(pr *Prepared) error {
 		if it.Txn.XA == binlog.XACommit {
 			merged := *it.Txn
 			merged.Rows, merged.Statements, merged.StatementDML = held.Txn.Rows, held.Txn.Statements, held.Txn.StatementDML
-			merged.Large, merged.LargeRows, merged.LargeTables = held.Txn.Large, held.Txn.LargeRows, held.Txn.LargeTables
+			merged.Large, merged.LargeRows, merged.LargeTables, merged.LargeTableRows = held.Txn.Large, held.Txn.LargeRows, held.Txn.LargeTables, held.Txn.LargeTableRows
 			it.Txn, it.Raw, it.Tables, it.Large = &merged, held.Raw, held.Tables, held.Large
 			it.Bytes += held.Bytes
 		}

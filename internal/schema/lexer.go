@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"unicode"
 )
 
 // maxVersion is the version this package claims to be when it meets a
@@ -33,6 +34,12 @@ type splitter struct {
 	// the binary log, where a procedure body may hold semicolons).
 	split bool
 	err   error
+	// With track set, offsets holds, for each byte of the statement being
+	// built, the offset in the input of the byte it came from (see
+	// cleanQueryMapped); pos counts the bytes read.
+	track   bool
+	pos     int
+	offsets []int
 }
 
 func newSplitter(r io.Reader, split bool) *splitter {
@@ -42,12 +49,22 @@ func newSplitter(r io.Reader, split bool) *splitter {
 // cleanQuery returns one query with comments removed and versioned comments
 // opened, and without a trailing semicolon.
 func cleanQuery(q string) string {
+	text, _ := cleanQueryMapped(q)
+	return text
+}
+
+// cleanQueryMapped is cleanQuery, and where each byte of the cleaned text
+// comes from in q: the byte at offset i of the text is q[at[i]], so that
+// a token found in the text can be replaced in q itself.
+func cleanQueryMapped(q string) (text string, at []int) {
 	s := newSplitter(strings.NewReader(q), false)
+	s.track = true
 	st, err := s.next()
 	if err != nil {
-		return ""
+		return "", nil
 	}
-	return strings.TrimRight(st.text, "; \t\r\n")
+	text = strings.TrimRight(st.text, "; \t\r\n")
+	return text, s.offsets[:len(text)]
 }
 
 func (s *splitter) peek(n int) []byte {
@@ -63,6 +80,7 @@ func (s *splitter) readByte() (byte, bool) {
 		}
 		return 0, false
 	}
+	s.pos++
 	if c == '\n' {
 		s.line++
 	}
@@ -86,6 +104,9 @@ func (s *splitter) next() (statement, error) {
 			start = s.line
 		}
 		buf.WriteByte(c)
+		if s.track {
+			s.offsets = append(s.offsets, s.pos-1)
+		}
 	}
 	for {
 		if s.split && atLineStart && start == 0 && s.delimiterCommand() {
@@ -133,6 +154,10 @@ func (s *splitter) next() (statement, error) {
 	}
 	if s.err != nil {
 		return statement{}, s.err
+	}
+	if s.track {
+		raw := buf.String()
+		s.offsets = s.offsets[len(raw)-len(strings.TrimLeftFunc(raw, unicode.IsSpace)):]
 	}
 	if text := strings.TrimSpace(buf.String()); text != "" {
 		return statement{text: text, line: start}, nil

@@ -23,6 +23,10 @@ func WriteText(w io.Writer, r Report) error {
 		}
 		fmt.Fprintf(&b, "delay: transactions are applied %s after the source committed them%s\n", st.Delay, held)
 	}
+	if f := st.Filters; f != nil {
+		fmt.Fprintf(&b, "filters: %s; left out so far: %d transactions (recorded as applied), %d row changes, %d statements\n",
+			f.Rules, f.Transactions, f.Rows, f.Statements)
+	}
 	conn := "connected"
 	if !st.Receiver.Connected {
 		conn = "DISCONNECTED"
