@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/verify"
 )
 
@@ -83,8 +84,8 @@ func (l *counterLoad) finish(t *testing.T) int64 {
 // exactly the source's rows: nothing lost, nothing applied twice.
 func TestCrashSafety(t *testing.T) {
 	ctx := context.Background()
-	src := sandbox.ForTest(t, sandbox.Options{Name: "csrc", Binlog: true, Durable: true})
-	tgt := sandbox.ForTest(t, sandbox.Options{Name: "ctgt", ServerID: 2, Durable: true})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "csrc", Binlog: true, Durable: true})
+	tgt := sandboxtest.ForTest(t, sandbox.Options{Name: "ctgt", ServerID: 2, Durable: true})
 	if err := src.Exec(ctx, "CREATE DATABASE warmup"); err != nil {
 		t.Fatal(err)
 	}

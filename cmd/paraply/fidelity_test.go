@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // fidelityCase is one kind of content a real source writes. Its statements
@@ -147,9 +148,9 @@ func newFidelityRig(t *testing.T, name string) *fidelityRig {
 	// replicated events itself would write rows the source did not.
 	ev := []string{"--event-scheduler=ON"}
 	r := &fidelityRig{
-		src:    sandbox.ForTest(t, sandbox.Options{Name: name + "src", Binlog: true, ExtraArgs: ev}),
-		native: sandbox.ForTest(t, sandbox.Options{Name: name + "nat", ServerID: 2, ExtraArgs: ev}),
-		tgt:    sandbox.ForTest(t, sandbox.Options{Name: name + "tgt", ServerID: 3, ExtraArgs: ev}),
+		src:    sandboxtest.ForTest(t, sandbox.Options{Name: name + "src", Binlog: true, ExtraArgs: ev}),
+		native: sandboxtest.ForTest(t, sandbox.Options{Name: name + "nat", ServerID: 2, ExtraArgs: ev}),
+		tgt:    sandboxtest.ForTest(t, sandbox.Options{Name: name + "tgt", ServerID: 3, ExtraArgs: ev}),
 	}
 	for _, s := range []struct {
 		srv *sandbox.Server

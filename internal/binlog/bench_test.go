@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // BenchmarkReader measures the Reader (file reading, framing, CRC checks and
@@ -46,7 +47,7 @@ func BenchmarkReader(b *testing.B) {
 // returns its closed binlog files and their total size.
 func sysbenchBinlog(b *testing.B) ([]string, int64) {
 	b.Helper()
-	srv := sandbox.ForTest(b, sandbox.Options{Name: "binlog-bench", Binlog: true, BufferPoolMB: 256})
+	srv := sandboxtest.ForTest(b, sandbox.Options{Name: "binlog-bench", Binlog: true, BufferPoolMB: 256})
 	ctx := b.Context()
 	if err := srv.CreateDatabase(ctx, "sbtest"); err != nil {
 		b.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // TestMain stops the sandboxes on SIGINT/SIGTERM.
@@ -141,8 +142,8 @@ func TestVerify(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs MariaDB servers (-short)")
 	}
-	src := sandbox.ForTest(t, sandbox.Options{Name: "verify-source"})
-	tgt := sandbox.ForTest(t, sandbox.Options{Name: "verify-target"})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "verify-source"})
+	tgt := sandboxtest.ForTest(t, sandbox.Options{Name: "verify-target"})
 	srcDB, tgtDB := openDB(t, src, nil), openDB(t, tgt, nil)
 	loadFixture(t, srcDB, true)
 	loadFixture(t, tgtDB, false)
