@@ -18,11 +18,31 @@ build:
 demo: deps build
 	$(BIN) demo
 
-# Packages that start servers run one at a time (-p 1): the machines this
-# runs on have two cores.
+# make test runs the packages in two groups, one package at a time (-p 1:
+# the machines this runs on have two cores, and many packages start
+# servers):
+#   - NORACE_PKGS drive paraply itself, or the whole of a status page or
+#     verify run, against real MariaDB servers for minutes. They run without
+#     the race detector, which slows the Go side several times over (the
+#     paraply processes the cmd/paraply tests start are the test binary).
+#   - every other package runs with -race: the pure logic, and the packages
+#     whose tests start a server or two (internal/replicate runs the
+#     pipeline's goroutines in the test process, where races would be).
+# -race needs cgo (a C compiler); without it both groups run without.
+NORACE_PKGS := cmd/paraply internal/status internal/verify internal/bench
+MODULE := github.com/paraply/paraply
+RACE_PKGS = $(filter-out $(addprefix $(MODULE)/,$(NORACE_PKGS)),$(shell $(GO) list ./...))
+RACE = $(if $(filter 1,$(shell $(GO) env CGO_ENABLED)),-race)
+
 test: deps
 	$(GO) vet ./...
-	$(GO) test -p 1 -count=1 -timeout 20m ./...
+	@[ -n "$(RACE)" ] || echo "make test: cgo is off (no C compiler?), so no -race" >&2
+	@status=0; \
+	echo "$(GO) test $(RACE) -p 1 -count=1 -timeout 20m [every package but $(NORACE_PKGS)]"; \
+	$(GO) test $(RACE) -p 1 -count=1 -timeout 20m $(RACE_PKGS) || status=1; \
+	echo "$(GO) test -p 1 -count=1 -timeout 20m $(addprefix ./,$(NORACE_PKGS))"; \
+	$(GO) test -p 1 -count=1 -timeout 20m $(addprefix ./,$(NORACE_PKGS)) || status=1; \
+	exit $$status
 
 vet:
 	$(GO) vet ./...
