@@ -15,17 +15,22 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // The tests below run the appender in a child process (this test binary,
 // re-executed with RELAYLOG_HELPER set) so that it can be killed, or be
 // given a file size limit, without touching the test process.
 
+// TestMain runs the tests, and then fails the run if a goroutine they
+// started (readers waiting for records, appenders) is still running; or it
+// runs a helper.
 func TestMain(m *testing.M) {
 	var err error
 	switch os.Getenv("RELAYLOG_HELPER") {
 	case "":
-		os.Exit(m.Run())
+		goleak.VerifyTestMain(m)
 	case "append":
 		err = helperAppend(os.Getenv("RELAYLOG_DIR"))
 	case "fsize":

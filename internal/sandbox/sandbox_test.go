@@ -11,10 +11,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // TestMain stops leftover servers on SIGINT/SIGTERM and fails the run if a
-// test left a mariadbd child running.
+// test left a mariadbd child running, or a goroutine (a process's waiter,
+// the signal handler) other than the fork thread, which lives as long as
+// the process.
 func TestMain(m *testing.M) {
 	uninstall := HandleSignals()
 	code := m.Run()
@@ -25,6 +29,12 @@ func TestMain(m *testing.M) {
 	}
 	if err := StopAll(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
+	}
+	if code == 0 {
+		if err := goleak.Find(goleak.IgnoreAnyFunction("github.com/paraply/paraply/internal/sandbox.forkLoop")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

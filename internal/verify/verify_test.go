@@ -12,17 +12,23 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+	"go.uber.org/goleak"
 
 	"github.com/paraply/paraply/internal/sandbox"
 	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
-// TestMain stops the sandboxes on SIGINT/SIGTERM.
+// TestMain stops the sandboxes on SIGINT/SIGTERM, and fails the run if a
+// goroutine a test started (a chunk comparison's) is still running.
 func TestMain(m *testing.M) {
 	uninstall := sandbox.HandleSignals()
 	code := m.Run()
 	uninstall()
 	if err := sandbox.StopAll(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	if err := goleak.Find(sandboxtest.IgnoreForkThread()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}

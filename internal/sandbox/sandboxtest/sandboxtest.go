@@ -6,6 +6,8 @@ package sandboxtest
 import (
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/paraply/paraply/internal/sandbox"
 )
 
@@ -25,4 +27,11 @@ func ForTest(t testing.TB, opts sandbox.Options) *sandbox.Server {
 		}
 	})
 	return s
+}
+
+// IgnoreForkThread is the goleak option for a package whose tests start
+// servers: sandbox forks every mariadbd from one goroutine locked to its
+// thread, which lives as long as the process (see sandbox's forkThread).
+func IgnoreForkThread() goleak.Option {
+	return goleak.IgnoreAnyFunction("github.com/paraply/paraply/internal/sandbox.forkLoop")
 }
