@@ -1,6 +1,7 @@
 package binlog
 
 import (
+	"errors"
 	"io"
 	"os"
 	"testing"
@@ -30,7 +31,7 @@ func BenchmarkReader(b *testing.B) {
 		txns = 0
 		for {
 			_, err := r.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

@@ -155,7 +155,7 @@ func fileEvents(t *testing.T, path string) []eventSpan {
 	var evs []eventSpan
 	for {
 		ev, err := fr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return evs
 		}
 		if err != nil {

@@ -191,7 +191,7 @@ func helperFileSize(dir string) error {
 	for range 2 {
 		_, err = l.Append(ctx, small[5])
 		if !errors.Is(err, syscall.EFBIG) || !strings.Contains(err.Error(), path) {
-			return fmt.Errorf("append over the limit: %v", err)
+			return fmt.Errorf("append over the limit: %w", err)
 		}
 		if last, _ := l.Last(); last != 5 {
 			return fmt.Errorf("Last = %d after a failed append", last)
@@ -205,7 +205,7 @@ func helperFileSize(dir string) error {
 	}
 	for _, r := range small[5:] {
 		if _, err := l.Append(ctx, r); err != nil {
-			return fmt.Errorf("append after the limit is lifted: %v", err)
+			return fmt.Errorf("append after the limit is lifted: %w", err)
 		}
 	}
 	return l.Close()
