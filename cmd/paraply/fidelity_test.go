@@ -230,12 +230,17 @@ func (r *fidelityRig) waitNative(t *testing.T, pos string) {
 				ptrs[i] = &vals[i]
 			}
 			for rows.Next() {
-				rows.Scan(ptrs...)
+				if err := rows.Scan(ptrs...); err != nil {
+					status += err.Error() + " "
+				}
 				for i, c := range cols {
 					if strings.Contains(c, "Error") || strings.Contains(c, "Running") {
 						status += fmt.Sprintf("%s=%s ", c, vals[i])
 					}
 				}
+			}
+			if err := rows.Err(); err != nil {
+				status += err.Error()
 			}
 			rows.Close()
 		}
@@ -261,6 +266,9 @@ func dumpDatabase(t *testing.T, conn *sql.DB, db string) string {
 			t.Fatal(err)
 		}
 		tables = append(tables, tb)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	rows.Close()
 	var b strings.Builder
