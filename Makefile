@@ -5,7 +5,7 @@
 GO ?= go
 BIN := bin/paraply
 
-.PHONY: all build demo test deps vet fmt clean soak
+.PHONY: all build demo test deps vet fmt clean soak lint
 
 all: build
 
@@ -46,6 +46,15 @@ test: deps
 
 vet:
 	$(GO) vet ./...
+
+# make lint   golangci-lint with .golangci.yml. The version is pinned and
+#             installed into bin/ through the Go module proxy the first time
+#             (about a minute); make test does not need it.
+GOLANGCI_LINT_VERSION := v2.15.0
+lint:
+	@bin/golangci-lint version 2>/dev/null | grep -q "version $(GOLANGCI_LINT_VERSION:v%=%) " || \
+		GOBIN=$(CURDIR)/bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	bin/golangci-lint run ./...
 
 fmt:
 	gofmt -l -w cmd internal
