@@ -67,7 +67,7 @@ clean:
 #                   with the target's own throughput as the ceiling; about
 #                   3 hours on a two-core machine. Results in
 #                   bench/results/DATE/ (results.md, results.json, charts).
-# make bench-quick  the same method on small backlogs: under 10 minutes.
+# make bench-quick  the same method on small backlogs: about 3 minutes.
 # BENCH_FLAGS adds flags, e.g. BENCH_FLAGS="-workloads write_only -durability durable"
 # (bin/bench-replication -help lists them).
 .PHONY: bench bench-quick
