@@ -29,6 +29,9 @@ demo: deps build
 #     whose tests start a server or two (internal/replicate runs the
 #     pipeline's goroutines in the test process, where races would be).
 # -race needs cgo (a C compiler); without it both groups run without.
+# The test binaries are compiled first with every core (-run '^$' runs no
+# test), so that -p 1 does not compile one package at a time as well; a
+# build failure is reported by the runs that follow.
 NORACE_PKGS := cmd/paraply internal/status internal/verify internal/bench
 MODULE := github.com/paraply/paraply
 RACE_PKGS = $(filter-out $(addprefix $(MODULE)/,$(NORACE_PKGS)),$(shell $(GO) list ./...))
@@ -37,7 +40,10 @@ RACE = $(if $(filter 1,$(shell $(GO) env CGO_ENABLED)),-race)
 test: deps
 	$(GO) vet ./...
 	@[ -n "$(RACE)" ] || echo "make test: cgo is off (no C compiler?), so no -race" >&2
-	@status=0; \
+	@echo "$(GO) test [compile only] ./..."; \
+	$(GO) test $(RACE) -count=1 -run '^$$' $(RACE_PKGS) >/dev/null 2>&1; \
+	$(GO) test -count=1 -run '^$$' $(addprefix ./,$(NORACE_PKGS)) >/dev/null 2>&1; \
+	status=0; \
 	echo "$(GO) test $(RACE) -p 1 -count=1 -timeout 20m [every package but $(NORACE_PKGS)]"; \
 	$(GO) test $(RACE) -p 1 -count=1 -timeout 20m $(RACE_PKGS) || status=1; \
 	echo "$(GO) test -p 1 -count=1 -timeout 20m $(addprefix ./,$(NORACE_PKGS))"; \
