@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/workload"
 )
 
@@ -71,8 +72,8 @@ func TestApplyPointInTimeRecovery(t *testing.T) {
 
 func testApplyPointInTimeRecovery(t *testing.T, path string) {
 	ctx := context.Background()
-	src := sandbox.ForTest(t, sandbox.Options{Name: "pitrsrc", Binlog: true})
-	tgt := sandbox.ForTest(t, sandbox.Options{Name: "pitrtgt", ServerID: 2, Durable: true})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "pitrsrc", Binlog: true})
+	tgt := sandboxtest.ForTest(t, sandbox.Options{Name: "pitrtgt", ServerID: 2, Durable: true})
 	sdb, err := src.DB("")
 	if err != nil {
 		t.Fatal(err)

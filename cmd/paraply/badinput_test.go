@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/verify"
 )
 
@@ -33,7 +34,7 @@ func newReplPair(t *testing.T, name string) *replPair {
 // startReplPair starts a source and a target with the options given.
 func startReplPair(t *testing.T, srcOpts, tgtOpts sandbox.Options) *replPair {
 	t.Helper()
-	p := &replPair{src: sandbox.ForTest(t, srcOpts), tgt: sandbox.ForTest(t, tgtOpts)}
+	p := &replPair{src: sandboxtest.ForTest(t, srcOpts), tgt: sandboxtest.ForTest(t, tgtOpts)}
 	if err := p.src.Exec(context.Background(), "CREATE DATABASE warmup"); err != nil {
 		t.Fatal(err)
 	}

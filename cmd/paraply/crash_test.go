@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/verify"
 )
 
@@ -107,8 +108,8 @@ func (l *counterLoad) finish(t *testing.T) int64 {
 // exactly the source's rows: nothing lost, nothing applied twice.
 func TestCrashSafety(t *testing.T) {
 	ctx := context.Background()
-	src := sandbox.ForTest(t, sandbox.Options{Name: "csrc", Binlog: true, Durable: true})
-	tgt := sandbox.ForTest(t, sandbox.Options{Name: "ctgt", ServerID: 2, Durable: true})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "csrc", Binlog: true, Durable: true})
+	tgt := sandboxtest.ForTest(t, sandbox.Options{Name: "ctgt", ServerID: 2, Durable: true})
 	if err := src.Exec(ctx, "CREATE DATABASE warmup"); err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +201,13 @@ func killDump(t *testing.T, db *sql.DB) {
 	var ids []int64
 	for rows.Next() {
 		var id int64
-		rows.Scan(&id)
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
 		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	rows.Close()
 	for _, id := range ids {

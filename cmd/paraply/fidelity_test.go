@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // fidelityCase is one kind of content a real source writes. Its statements
@@ -147,9 +148,9 @@ func newFidelityRig(t *testing.T, name string) *fidelityRig {
 	// replicated events itself would write rows the source did not.
 	ev := []string{"--event-scheduler=ON"}
 	r := &fidelityRig{
-		src:    sandbox.ForTest(t, sandbox.Options{Name: name + "src", Binlog: true, ExtraArgs: ev}),
-		native: sandbox.ForTest(t, sandbox.Options{Name: name + "nat", ServerID: 2, ExtraArgs: ev}),
-		tgt:    sandbox.ForTest(t, sandbox.Options{Name: name + "tgt", ServerID: 3, ExtraArgs: ev}),
+		src:    sandboxtest.ForTest(t, sandbox.Options{Name: name + "src", Binlog: true, ExtraArgs: ev}),
+		native: sandboxtest.ForTest(t, sandbox.Options{Name: name + "nat", ServerID: 2, ExtraArgs: ev}),
+		tgt:    sandboxtest.ForTest(t, sandbox.Options{Name: name + "tgt", ServerID: 3, ExtraArgs: ev}),
 	}
 	for _, s := range []struct {
 		srv *sandbox.Server
@@ -229,12 +230,17 @@ func (r *fidelityRig) waitNative(t *testing.T, pos string) {
 				ptrs[i] = &vals[i]
 			}
 			for rows.Next() {
-				rows.Scan(ptrs...)
+				if err := rows.Scan(ptrs...); err != nil {
+					status += err.Error() + " "
+				}
 				for i, c := range cols {
 					if strings.Contains(c, "Error") || strings.Contains(c, "Running") {
 						status += fmt.Sprintf("%s=%s ", c, vals[i])
 					}
 				}
+			}
+			if err := rows.Err(); err != nil {
+				status += err.Error()
 			}
 			rows.Close()
 		}
@@ -260,6 +266,9 @@ func dumpDatabase(t *testing.T, conn *sql.DB, db string) string {
 			t.Fatal(err)
 		}
 		tables = append(tables, tb)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	rows.Close()
 	var b strings.Builder

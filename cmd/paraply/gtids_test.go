@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // TestPreserveGTIDs keeps the source's GTIDs on the target: a third server
@@ -23,7 +24,7 @@ import (
 func TestPreserveGTIDs(t *testing.T) {
 	p := startReplPair(t, sandbox.Options{Name: "pgsrc", Binlog: true},
 		sandbox.Options{Name: "pgtgt", ServerID: 2, Binlog: true, ExtraArgs: []string{"--binlog-ignore-db=paraply"}})
-	third := sandbox.ForTest(t, sandbox.Options{Name: "pg3", ServerID: 3, Binlog: true})
+	third := sandboxtest.ForTest(t, sandbox.Options{Name: "pg3", ServerID: 3, Binlog: true})
 	db3, err := third.DB("")
 	if err != nil {
 		t.Fatal(err)

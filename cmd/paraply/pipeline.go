@@ -92,7 +92,12 @@ func (p *pipelineFlags) run(ctx context.Context, cfg replicate.Config, newPipeli
 			return err
 		}
 		srv := status.NewServer(rep, workers)
-		go srv.Serve(ctx, l)
+		go func() {
+			// Replication goes on without the status page, but say so.
+			if err := srv.Serve(ctx, l); err != nil {
+				cfg.Logger.Error("the status and metrics server stopped", "err", err)
+			}
+		}()
 		cfg.Logger.Info("status and metrics", "url", "http://"+l.Addr().String()+"/")
 	}
 	if during == nil {

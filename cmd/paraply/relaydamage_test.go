@@ -137,6 +137,9 @@ func (r *relayRig) targetSubset(t *testing.T) int {
 		}
 		same += n
 	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
 	if same != rows {
 		t.Errorf("%d of the target's %d rows are not on the source as they are", rows-same, rows)
 	}
@@ -235,6 +238,9 @@ func TestRelayDamageSourcePurged(t *testing.T) {
 		if err := rows.Scan(dest...); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	rows.Close()
 	for deadline := time.Now().Add(20 * time.Second); ; {

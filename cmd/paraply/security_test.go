@@ -149,6 +149,9 @@ func TestSecurity(t *testing.T) {
 	}
 	code, out = runParaply(t, nil, "status", "--http", httpAddr, "--json")
 	show("paraply status --json", out)
+	if code != 0 {
+		t.Errorf("paraply status --json: exit %d\n%s", code, out)
+	}
 	if err := proc.Stop(30 * time.Second); err != nil {
 		t.Error(err)
 	}
@@ -311,6 +314,9 @@ func logGrants(t *testing.T, p *replPair) {
 				t.Fatal(err)
 			}
 			lines = append(lines, g)
+		}
+		if err := rs.Err(); err != nil {
+			t.Fatal(err)
 		}
 		rs.Close()
 		t.Logf("%s account:\n%s", a.name, strings.Join(lines, "\n"))

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/verify"
 	"github.com/paraply/paraply/internal/workload"
 )
@@ -42,8 +43,8 @@ func gtidDump(t *testing.T, src *sandbox.Server, databases ...string) (*bytes.Bu
 // target, then replicate --start-gtid from the dump's position.
 func TestSeedFromExistingSource(t *testing.T) {
 	ctx := context.Background()
-	src := sandbox.ForTest(t, sandbox.Options{Name: "seedsrc", Binlog: true})
-	tgt := sandbox.ForTest(t, sandbox.Options{Name: "seedtgt", ServerID: 2})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "seedsrc", Binlog: true})
+	tgt := sandboxtest.ForTest(t, sandbox.Options{Name: "seedtgt", ServerID: 2})
 	if err := src.CreateDatabase(ctx, "sbtest"); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/paraply/paraply/internal/faults"
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/verify"
 	"github.com/paraply/paraply/internal/workload"
 )
@@ -76,8 +77,8 @@ func TestFaultSoak(t *testing.T) {
 	ctx := context.Background()
 	// The workload's connections break on purpose; the driver need not say.
 	_ = mysql.SetLogger(&mysql.NopLogger{})
-	src := sandbox.ForTest(t, sandbox.Options{Name: "soaksrc", Binlog: true})
-	tgt := sandbox.ForTest(t, sandbox.Options{Name: "soaktgt", ServerID: 2})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "soaksrc", Binlog: true})
+	tgt := sandboxtest.ForTest(t, sandbox.Options{Name: "soaktgt", ServerID: 2})
 	if err := src.Exec(ctx, "CREATE DATABASE warmup"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"errors"
 	"io"
 	"slices"
 	"strconv"
@@ -99,7 +100,7 @@ func Run(opts Options) (*Report, error) {
 			opts.Progress(files.BytesRead(), total)
 		}
 		txn, err := reader.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/workload"
 )
@@ -69,7 +70,7 @@ func flush(t *testing.T, src *sandbox.Server) []string {
 // TestScriptedWorkloads checks exact critical paths of workloads whose
 // dependency structure is known by construction.
 func TestScriptedWorkloads(t *testing.T) {
-	src := sandbox.ForTest(t, sandbox.Options{Name: "analyze-src", Binlog: true})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "analyze-src", Binlog: true})
 	for _, w := range workload.All() {
 		t.Run(w.Name, func(t *testing.T) {
 			files, cat := runWorkload(t, src, w)
@@ -101,7 +102,7 @@ func TestScriptedWorkloads(t *testing.T) {
 // live server, and that no schema at all makes writeset modes fall back to
 // barriers (and says which tables lacked one) instead of guessing.
 func TestSchemaSources(t *testing.T) {
-	src := sandbox.ForTest(t, sandbox.Options{Name: "analyze-schema", Binlog: true})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "analyze-schema", Binlog: true})
 	w := workload.UniqueReuse()
 	files, cat := runWorkload(t, src, w)
 	dump := filepath.Join(t.TempDir(), "schema.sql")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // TestStatementFormats reads binlogs that MariaDB wrote under
@@ -16,7 +17,7 @@ import (
 // in the writeset modes, and it keeps its place in MariaDB's commit-order
 // groups.
 func TestStatementFormats(t *testing.T) {
-	src := sandbox.ForTest(t, sandbox.Options{Name: "analyze-fmt", Binlog: true})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "analyze-fmt", Binlog: true})
 	ctx := context.Background()
 	db, err := src.DB("")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
 )
@@ -28,7 +29,7 @@ func TestCompactFallback(t *testing.T) {
 		t.Skip("starts a MariaDB server")
 	}
 	ctx := t.Context()
-	srv := sandbox.ForTest(t, sandbox.Options{Name: "applier-compact"})
+	srv := sandboxtest.ForTest(t, sandbox.Options{Name: "applier-compact"})
 	cfg, err := mysql.ParseDSN(srv.DSN(""))
 	if err != nil {
 		t.Fatal(err)

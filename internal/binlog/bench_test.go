@@ -1,11 +1,13 @@
 package binlog
 
 import (
+	"errors"
 	"io"
 	"os"
 	"testing"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // BenchmarkReader measures the Reader (file reading, framing, CRC checks and
@@ -29,7 +31,7 @@ func BenchmarkReader(b *testing.B) {
 		txns = 0
 		for {
 			_, err := r.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {
@@ -46,7 +48,7 @@ func BenchmarkReader(b *testing.B) {
 // returns its closed binlog files and their total size.
 func sysbenchBinlog(b *testing.B) ([]string, int64) {
 	b.Helper()
-	srv := sandbox.ForTest(b, sandbox.Options{Name: "binlog-bench", Binlog: true, BufferPoolMB: 256})
+	srv := sandboxtest.ForTest(b, sandbox.Options{Name: "binlog-bench", Binlog: true, BufferPoolMB: 256})
 	ctx := b.Context()
 	if err := srv.CreateDatabase(ctx, "sbtest"); err != nil {
 		b.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // A damage test takes a real binlog, damages a copy (cuts it short, flips
@@ -72,7 +73,7 @@ func mariadbBinlog(t *testing.T) []byte {
 	if mariadbBinlogCache.data != nil {
 		return mariadbBinlogCache.data
 	}
-	srv := sandbox.ForTest(t, sandbox.Options{Name: "binlog-damage", Binlog: true})
+	srv := sandboxtest.ForTest(t, sandbox.Options{Name: "binlog-damage", Binlog: true})
 	ctx := t.Context()
 	exec := func(q ...string) {
 		t.Helper()
@@ -154,7 +155,7 @@ func fileEvents(t *testing.T, path string) []eventSpan {
 	var evs []eventSpan
 	for {
 		ev, err := fr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return evs
 		}
 		if err != nil {

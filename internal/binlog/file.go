@@ -64,7 +64,7 @@ func (r *FileReader) Next() (Event, error) {
 			}
 		}
 		ev, err := r.readEvent()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			r.Close()
 			continue
 		}
@@ -100,7 +100,7 @@ func (r *FileReader) readEvent() (Event, error) {
 	pos := Pos{File: r.paths[r.idx], Offset: r.off}
 	var hdr [HeaderSize]byte
 	n, err := io.ReadFull(r.r, hdr[:])
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		return Event{}, io.EOF
 	}
 	if err != nil {
@@ -124,7 +124,7 @@ func (r *FileReader) readEvent() (Event, error) {
 	data := make([]byte, size)
 	copy(data, hdr[:])
 	if n, err := io.ReadFull(r.r, data[HeaderSize:]); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			ev := Event{Data: data, Pos: pos}
 			return Event{}, &PosError{Pos: pos, Event: ev.Type().String(), Err: fmt.Errorf("%w: file ends inside the event (%d of %d bytes)", ErrTruncated, HeaderSize+n, size)}
 		}

@@ -65,7 +65,7 @@ func readAll(paths ...string) (res readResult) {
 	}()
 	for {
 		t, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return res
 		}
 		if err != nil {

@@ -1,6 +1,7 @@
 package binlog
 
 import (
+	"errors"
 	"io"
 	"testing"
 )
@@ -20,7 +21,7 @@ func TestDecodePieces(t *testing.T) {
 		large := 0
 		for i := 0; ; i++ {
 			got, err := r.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				if i != len(whole.txns) {
 					t.Fatalf("%s: %d transactions in pieces, %d whole", path, i, len(whole.txns))
 				}

@@ -1,6 +1,7 @@
 package binlog
 
 import (
+	"errors"
 	"fmt"
 	"io"
 )
@@ -69,7 +70,7 @@ func (r *Reader) read() (bool, error) {
 		return false, nil
 	}
 	ev, err := r.src.Next()
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		r.ended = true
 		return true, r.framer.End()
 	}

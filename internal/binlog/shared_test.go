@@ -548,7 +548,7 @@ func rawTxns(t *testing.T, path string) []*RawTxn {
 	var out []*RawTxn
 	for {
 		ev, err := fr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

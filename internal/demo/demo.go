@@ -5,6 +5,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,12 +34,12 @@ func Defaults() Options {
 
 // Analyze starts a sandboxed source, runs sysbench oltp_write_only with each
 // thread count, and analyzes the binlog each run wrote.
-func Analyze(ctx context.Context, o Options) error {
+func Analyze(ctx context.Context, o Options) (err error) {
 	src, err := sandbox.Start(ctx, sandbox.Options{Name: "demo-source", Binlog: true, Durable: true, BufferPoolMB: 128})
 	if err != nil {
 		return err
 	}
-	defer src.Remove()
+	defer func() { err = errors.Join(err, src.Remove()) }() // a server left behind is an error
 	fmt.Fprintf(o.Out, "source: MariaDB sandbox on %s (binlog ROW, durable)\n", src.URL())
 	if err := src.CreateDatabase(ctx, "sbtest"); err != nil {
 		return err

@@ -20,17 +20,17 @@ import (
 // Replicate is the main demo: a sandboxed source and target, sysbench
 // oltp_read_write on the source while paraply replicates it, live
 // throughput and lag, and a verify at the end.
-func Replicate(ctx context.Context, o Options) error {
+func Replicate(ctx context.Context, o Options) (err error) {
 	src, err := sandbox.Start(ctx, sandbox.Options{Name: "demo-source", Binlog: true, Durable: true, BufferPoolMB: 128})
 	if err != nil {
 		return err
 	}
-	defer src.Remove()
+	defer func() { err = errors.Join(err, src.Remove()) }() // a server left behind is an error
 	tgt, err := sandbox.Start(ctx, sandbox.Options{Name: "demo-target", ServerID: 2, Durable: true, BufferPoolMB: 128})
 	if err != nil {
 		return err
 	}
-	defer tgt.Remove()
+	defer func() { err = errors.Join(err, tgt.Remove()) }()
 	fmt.Fprintf(o.Out, "source: %s (MariaDB, binlog ROW)\ntarget: %s (MariaDB)\n", src.URL(), tgt.URL())
 	if err := src.Exec(ctx, "CREATE DATABASE warmup"); err != nil {
 		return err

@@ -99,8 +99,8 @@ func (x *Extractor) parentKey(child *schema.Table, fk schema.ForeignKey) (keyPla
 	for i, pc := range pcols {
 		childOf[pc] = fk.Columns[i]
 	}
-	order := pcols
-	name := ""
+	var name string
+	var order []int
 	if ix, ok := matchUnique(parent, pcols); ok {
 		name, order = ix.Name, ix.Columns
 	} else {

@@ -397,7 +397,7 @@ func (s *Soak) recover(ctx context.Context, timeout time.Duration) (recovery, er
 	}
 	for {
 		if exited, err := s.Paraply.Exited(); exited {
-			return recovery{}, fmt.Errorf("paraply exited by itself: %v", err)
+			return recovery{}, fmt.Errorf("paraply exited by itself: %w", err)
 		}
 		var have string
 		err := s.TargetDB.QueryRowContext(ctx, "SELECT `position` FROM paraply.progress WHERE id = 1").Scan(&have)
@@ -407,7 +407,7 @@ func (s *Soak) recover(ctx context.Context, timeout time.Duration) (recovery, er
 			}
 		}
 		if time.Now().After(deadline) {
-			return recovery{}, fmt.Errorf("the target's checkpoint %q does not reach the source's position %s after %v (last error: %v)", have, pos, timeout, err)
+			return recovery{}, fmt.Errorf("the target's checkpoint %q does not reach the source's position %s after %v (last error: %w)", have, pos, timeout, err)
 		}
 		sleep(ctx, 50*time.Millisecond)
 	}

@@ -10,13 +10,14 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // TestProbesOnASource: the clock offset of a source on this machine is
 // about zero; heartbeats are written, named by their GTIDs, every interval;
 // a source that does not log them is refused rather than waited for.
 func TestProbesOnASource(t *testing.T) {
-	src := sandbox.ForTest(t, sandbox.Options{Name: "lagsrc", Binlog: true})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "lagsrc", Binlog: true})
 	db, err := src.DB("")
 	if err != nil {
 		t.Fatal(err)

@@ -15,17 +15,22 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // The tests below run the appender in a child process (this test binary,
 // re-executed with RELAYLOG_HELPER set) so that it can be killed, or be
 // given a file size limit, without touching the test process.
 
+// TestMain runs the tests, and then fails the run if a goroutine they
+// started (readers waiting for records, appenders) is still running; or it
+// runs a helper.
 func TestMain(m *testing.M) {
 	var err error
 	switch os.Getenv("RELAYLOG_HELPER") {
 	case "":
-		os.Exit(m.Run())
+		goleak.VerifyTestMain(m)
 	case "append":
 		err = helperAppend(os.Getenv("RELAYLOG_DIR"))
 	case "fsize":
@@ -186,7 +191,7 @@ func helperFileSize(dir string) error {
 	for range 2 {
 		_, err = l.Append(ctx, small[5])
 		if !errors.Is(err, syscall.EFBIG) || !strings.Contains(err.Error(), path) {
-			return fmt.Errorf("append over the limit: %v", err)
+			return fmt.Errorf("append over the limit: %w", err)
 		}
 		if last, _ := l.Last(); last != 5 {
 			return fmt.Errorf("Last = %d after a failed append", last)
@@ -200,7 +205,7 @@ func helperFileSize(dir string) error {
 	}
 	for _, r := range small[5:] {
 		if _, err := l.Append(ctx, r); err != nil {
-			return fmt.Errorf("append after the limit is lifted: %v", err)
+			return fmt.Errorf("append after the limit is lifted: %w", err)
 		}
 	}
 	return l.Close()

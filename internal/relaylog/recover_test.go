@@ -172,7 +172,7 @@ func TestCorruptSealedSegment(t *testing.T) {
 			}
 			_, err := r.Next(context.Background())
 			checkCorrupt(t, err, path, victim.off, victim.index)
-			if _, err2 := r.Next(context.Background()); err2 != err {
+			if _, err2 := r.Next(context.Background()); err2 != err { //nolint:errorlint // the very same error again, not one wrapping it
 				t.Fatalf("error not sticky: %v", err2)
 			}
 			// The next segment reads fine on its own.

@@ -165,7 +165,7 @@ func (c *cursor) read(off int64, n int, limit int64) ([]byte, error) {
 	m := int(min(int64(len(c.buf)), limit-off))
 	k, err := c.f.ReadAt(c.buf[:m], off)
 	if k < n {
-		if err == nil || err == io.EOF {
+		if err == nil || errors.Is(err, io.EOF) {
 			return nil, c.corrupt(off, "file ends at offset %d, %d bytes before the data it should hold", off+int64(k), limit-off-int64(k))
 		}
 		return nil, fmt.Errorf("relaylog: %s: %w", c.path, err)
@@ -192,7 +192,7 @@ func (c *cursor) readAt(p []byte, off int64) error {
 	if k == len(p) {
 		return nil
 	}
-	if err == nil || err == io.EOF {
+	if err == nil || errors.Is(err, io.EOF) {
 		return c.corrupt(off, "file ends at offset %d inside a record", off+int64(k))
 	}
 	return fmt.Errorf("relaylog: %s: %w", c.path, err)

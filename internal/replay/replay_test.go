@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"io"
 	"strings"
@@ -23,7 +24,7 @@ func rawTxns(t *testing.T) []*binlog.RawTxn {
 	var out []*binlog.RawTxn
 	for {
 		ev, err := fr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

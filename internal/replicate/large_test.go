@@ -8,6 +8,7 @@ import (
 
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // TestLargeTransaction: one source transaction of 300,000 rows, whose
@@ -16,8 +17,8 @@ import (
 // several packets, and the target ends equal to the source.
 func TestLargeTransaction(t *testing.T) {
 	p := pair{
-		src: sandbox.ForTest(t, sandbox.Options{Name: "lsrc", Binlog: true}),
-		tgt: sandbox.ForTest(t, sandbox.Options{Name: "ltgt", ServerID: 2, ExtraArgs: []string{"--max-allowed-packet=8M"}}),
+		src: sandboxtest.ForTest(t, sandbox.Options{Name: "lsrc", Binlog: true}),
+		tgt: sandboxtest.ForTest(t, sandbox.Options{Name: "ltgt", ServerID: 2, ExtraArgs: []string{"--max-allowed-packet=8M"}}),
 	}
 	ctx := context.Background()
 	if err := p.src.Exec(ctx, "CREATE DATABASE warmup"); err != nil {

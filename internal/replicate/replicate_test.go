@@ -11,6 +11,7 @@ import (
 	"github.com/paraply/paraply/internal/config"
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/verify"
 	"github.com/paraply/paraply/internal/workload"
 )
@@ -23,8 +24,8 @@ type pair struct {
 func newPair(t *testing.T) pair {
 	t.Helper()
 	p := pair{
-		src: sandbox.ForTest(t, sandbox.Options{Name: "rsrc", Binlog: true}),
-		tgt: sandbox.ForTest(t, sandbox.Options{Name: "rtgt", ServerID: 2}),
+		src: sandboxtest.ForTest(t, sandbox.Options{Name: "rsrc", Binlog: true}),
+		tgt: sandboxtest.ForTest(t, sandbox.Options{Name: "rtgt", ServerID: 2}),
 	}
 	// One transaction so that the source's position is never empty.
 	if err := p.src.Exec(context.Background(), "CREATE DATABASE IF NOT EXISTS warmup"); err != nil {

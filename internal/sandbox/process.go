@@ -122,16 +122,20 @@ type forkRequest struct {
 func startOnForkThread(cmd *exec.Cmd) error {
 	forkThread.once.Do(func() {
 		forkThread.reqs = make(chan forkRequest)
-		go func() {
-			runtime.LockOSThread() // never unlocked, see forkThread
-			for r := range forkThread.reqs {
-				r.errc <- r.cmd.Start()
-			}
-		}()
+		go forkLoop(forkThread.reqs)
 	})
 	errc := make(chan error, 1)
 	forkThread.reqs <- forkRequest{cmd: cmd, errc: errc}
 	return <-errc
+}
+
+// forkLoop is the fork thread's goroutine. It is a named function so that
+// goroutine leak checks can tell it from a leak (sandboxtest.IgnoreForkThread).
+func forkLoop(reqs <-chan forkRequest) {
+	runtime.LockOSThread() // never unlocked, see forkThread
+	for r := range reqs {
+		r.errc <- r.cmd.Start()
+	}
 }
 
 // binary returns the path of a MariaDB program: from $PATH, else from

@@ -11,10 +11,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // TestMain stops leftover servers on SIGINT/SIGTERM and fails the run if a
-// test left a mariadbd child running.
+// test left a mariadbd child running, or a goroutine (a process's waiter,
+// the signal handler) other than the fork thread, which lives as long as
+// the process.
 func TestMain(m *testing.M) {
 	uninstall := HandleSignals()
 	code := m.Run()
@@ -25,6 +29,12 @@ func TestMain(m *testing.M) {
 	}
 	if err := StopAll(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
+	}
+	if code == 0 {
+		if err := goleak.Find(goleak.IgnoreAnyFunction("github.com/paraply/paraply/internal/sandbox.forkLoop")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }
@@ -108,7 +118,7 @@ func TestOptionsValidate(t *testing.T) {
 func TestBinlogDurableServer(t *testing.T) {
 	t.Parallel()
 	begin := time.Now()
-	s := ForTest(t, Options{Name: "source", Binlog: true, Durable: true, ServerID: 7, GTIDDomain: 3})
+	s := forTest(t, Options{Name: "source", Binlog: true, Durable: true, ServerID: 7, GTIDDomain: 3})
 	t.Logf("Start took %v (port %d, dir %s)", time.Since(begin).Round(time.Millisecond), s.Port, s.Dir)
 
 	got := globals(t, s, "log_bin", "binlog_format", "binlog_row_image", "binlog_row_metadata",
@@ -158,7 +168,7 @@ func TestBinlogDurableServer(t *testing.T) {
 func TestKillRestartKeepsCommittedData(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s := ForTest(t, Options{Name: "crash", Binlog: true, Durable: true})
+	s := forTest(t, Options{Name: "crash", Binlog: true, Durable: true})
 	mustExec(t, s, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY)")
 	for i := range 50 {
 		mustExec(t, s, fmt.Sprintf("INSERT INTO d.t VALUES (%d)", i))
@@ -194,7 +204,7 @@ func TestKillRestartKeepsCommittedData(t *testing.T) {
 func TestStopReleasesProcessAndPort(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s := ForTest(t, Options{Name: "stop", Binlog: true})
+	s := forTest(t, Options{Name: "stop", Binlog: true})
 	mustExec(t, s, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY)", "INSERT INTO d.t VALUES (1)")
 	pid := s.PID()
 	if _, err := os.Stat(s.layout.ownerPID); err != nil {
@@ -230,6 +240,35 @@ func TestStopReleasesProcessAndPort(t *testing.T) {
 	}
 	if n := count(t, s, "SELECT COUNT(*) FROM d.t"); n != 1 {
 		t.Errorf("after Stop and Restart: %d rows, want 1", n)
+	}
+}
+
+// TestRelease: after a failed test the server is stopped and its directory
+// kept and named in the log, with the end of error.log; after a passed test
+// it is removed.
+func TestRelease(t *testing.T) {
+	t.Parallel()
+	for _, failed := range []bool{true, false} {
+		s, err := Start(t.Context(), Options{Name: "release", BaseDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := s.PID()
+		var logged []string
+		err = s.Release(failed, func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) })
+		if err != nil {
+			t.Errorf("Release(failed=%v): %v", failed, err)
+		}
+		if processExists(pid) {
+			t.Errorf("Release(failed=%v): pid %d still exists", failed, pid)
+		}
+		_, statErr := os.Stat(s.Dir)
+		switch {
+		case failed && (statErr != nil || len(logged) != 1 || !strings.Contains(logged[0], s.Dir) || !strings.Contains(logged[0], "ready for connections")):
+			t.Errorf("Release after a failure: directory %v, logged %q; want the directory kept, named, and error.log quoted", statErr, logged)
+		case !failed && (!errors.Is(statErr, os.ErrNotExist) || len(logged) != 0):
+			t.Errorf("Release after a pass: directory %v, logged %q; want it removed, nothing logged", statErr, logged)
+		}
 	}
 }
 
@@ -277,7 +316,7 @@ func TestTwoServersAtOnce(t *testing.T) {
 
 func TestNoBinlog(t *testing.T) {
 	t.Parallel()
-	s := ForTest(t, Options{Name: "nobinlog"})
+	s := forTest(t, Options{Name: "nobinlog"})
 	got := globals(t, s, "log_bin", "innodb_flush_log_at_trx_commit", "sync_binlog", "innodb_doublewrite", "innodb_buffer_pool_size")
 	want := map[string]string{"log_bin": "0", "innodb_flush_log_at_trx_commit": "2", "sync_binlog": "0",
 		"innodb_doublewrite": "0", "innodb_buffer_pool_size": strconv.Itoa(64 << 20)}
@@ -298,7 +337,7 @@ func TestNoBinlog(t *testing.T) {
 func TestClientSysbenchAndDSN(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s := ForTest(t, Options{Name: "client"})
+	s := forTest(t, Options{Name: "client"})
 
 	out, err := s.Client(ctx, "-N", "-e", "SELECT @@port, @@character_set_client").CombinedOutput()
 	if err != nil {
@@ -412,7 +451,7 @@ func TestTemplateBuild(t *testing.T) {
 func TestReapStale(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
-	s := ForTest(t, Options{Name: "stale", BaseDir: base})
+	s := forTest(t, Options{Name: "stale", BaseDir: base})
 	pid := s.PID()
 
 	reaped, err := ReapStale(base)
@@ -438,6 +477,22 @@ func TestReapStale(t *testing.T) {
 	if processExists(pid) {
 		t.Errorf("pid %d exists after ReapStale", pid)
 	}
+}
+
+// forTest is sandboxtest.ForTest for this package's own tests, which cannot
+// import sandboxtest (it imports this package).
+func forTest(t *testing.T, opts Options) *Server {
+	t.Helper()
+	s, err := Start(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Release(t.Failed(), t.Logf); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
 }
 
 // mustExec runs queries on s and fails the test on error.

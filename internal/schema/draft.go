@@ -27,13 +27,12 @@ type draftKey struct {
 }
 
 type draftFK struct {
-	name       string
-	cols       []string
-	ref        TableName
-	refCols    []string
-	onDelete   Action
-	onUpdate   Action
-	unresolved bool // the constraint could not be tied to the table's columns
+	name     string
+	cols     []string
+	ref      TableName
+	refCols  []string
+	onDelete Action
+	onUpdate Action
 }
 
 // draftOf returns a draft of t.

@@ -100,11 +100,10 @@ type fkID struct {
 }
 
 type loadedFK struct {
-	parts      []fkPart
-	ref        TableName
-	onUpdate   Action
-	onDelete   Action
-	hasActions bool
+	parts    []fkPart
+	ref      TableName
+	onUpdate Action
+	onDelete Action
 }
 
 type fkPart struct {

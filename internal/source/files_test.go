@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -94,7 +95,7 @@ func lastStamp(t *testing.T, path string) time.Time {
 	var last uint32
 	for {
 		ev, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return time.Unix(int64(last), 0)
 		}
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/paraply/paraply/internal/binlog"
-	"github.com/paraply/paraply/internal/schema"
 )
 
 // Tables shared by the cases below.
@@ -423,11 +422,4 @@ func TestBatchPaddedBinaryKey(t *testing.T) {
 	if got := b.Expects()[0].Key; got != "k=0x61000000" {
 		t.Errorf("key %q", got)
 	}
-}
-
-// A schema.Table with the same layout as the cases' fixtures, used by
-// TestNewTable.
-func defOf(db, name string, cols []col, ix ...schema.Index) *schema.Table {
-	def, _ := fixture(db, name, cols, ix...)
-	return def
 }

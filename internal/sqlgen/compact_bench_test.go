@@ -16,6 +16,7 @@ import (
 
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/schema"
 )
 
@@ -44,7 +45,7 @@ func BenchmarkServerCompact(b *testing.B) {
 
 func benchmarkServerCompact(b *testing.B, opts sandbox.Options) {
 	ctx := b.Context()
-	srv := sandbox.ForTest(b, opts)
+	srv := sandboxtest.ForTest(b, opts)
 	if err := srv.Exec(ctx, "CREATE DATABASE sbtest",
 		`CREATE TABLE sbtest.sbtest1 (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL DEFAULT 0,
 			c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_1 (k))`,

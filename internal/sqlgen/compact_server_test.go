@@ -18,6 +18,7 @@ import (
 
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/schema"
 )
 
@@ -61,7 +62,7 @@ func TestServerCompact(t *testing.T) {
 		t.Skip("starts a MariaDB server")
 	}
 	ctx := t.Context()
-	srv := sandbox.ForTest(t, sandbox.Options{Name: "sqlgen-compact"})
+	srv := sandboxtest.ForTest(t, sandbox.Options{Name: "sqlgen-compact"})
 	pool := applierDB(t, srv)
 	modes := []struct {
 		db      string

@@ -16,6 +16,7 @@ import (
 
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/schema"
 )
 
@@ -30,8 +31,8 @@ func TestServerRoundTrip(t *testing.T) {
 		t.Skip("starts two MariaDB servers")
 	}
 	ctx := t.Context()
-	src := sandbox.ForTest(t, sandbox.Options{Name: "sqlgen-src", Binlog: true})
-	dst := sandbox.ForTest(t, sandbox.Options{Name: "sqlgen-dst"})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "sqlgen-src", Binlog: true})
+	dst := sandboxtest.ForTest(t, sandbox.Options{Name: "sqlgen-dst"})
 	for _, s := range []*sandbox.Server{src, dst} {
 		if err := s.Exec(ctx, ddl...); err != nil {
 			t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/paraply/paraply/internal/metrics"
 	"github.com/paraply/paraply/internal/replicate"
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // scenario is a source with a backlog, and replication into a target
@@ -43,8 +44,8 @@ type instance struct {
 func newScenario(t *testing.T, tgtArgs ...string) *scenario {
 	t.Helper()
 	sc := &scenario{t: t,
-		src: sandbox.ForTest(t, sandbox.Options{Name: "dsrc", Binlog: true}),
-		tgt: sandbox.ForTest(t, sandbox.Options{Name: "dtgt", ServerID: 2, Binlog: len(tgtArgs) > 0, Durable: true, ExtraArgs: tgtArgs}),
+		src: sandboxtest.ForTest(t, sandbox.Options{Name: "dsrc", Binlog: true}),
+		tgt: sandboxtest.ForTest(t, sandbox.Options{Name: "dtgt", ServerID: 2, Binlog: len(tgtArgs) > 0, Durable: true, ExtraArgs: tgtArgs}),
 	}
 	if err := sc.src.Exec(context.Background(), "CREATE DATABASE warmup"); err != nil {
 		t.Fatal(err)

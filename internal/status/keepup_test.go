@@ -15,6 +15,7 @@ import (
 
 	"github.com/paraply/paraply/internal/replicate"
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/workload"
 )
 
@@ -40,10 +41,10 @@ const lagTolerance = 100 * time.Millisecond
 func TestKeepingUpAndLag(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	src := sandbox.ForTest(t, sandbox.Options{Name: "kusrc", Binlog: true})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "kusrc", Binlog: true})
 	tgts := []*sandbox.Server{
-		sandbox.ForTest(t, sandbox.Options{Name: "kutgt1", ServerID: 2}),
-		sandbox.ForTest(t, sandbox.Options{Name: "kutgt2", ServerID: 3}),
+		sandboxtest.ForTest(t, sandbox.Options{Name: "kutgt1", ServerID: 2}),
+		sandboxtest.ForTest(t, sandbox.Options{Name: "kutgt2", ServerID: 3}),
 	}
 	if err := src.Exec(ctx, "CREATE DATABASE warmup"); err != nil {
 		t.Fatal(err)

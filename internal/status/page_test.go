@@ -22,6 +22,7 @@ import (
 	"github.com/paraply/paraply/internal/metrics"
 	"github.com/paraply/paraply/internal/replicate"
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/workload"
 )
 
@@ -35,8 +36,8 @@ func TestPageInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 
-	src := sandbox.ForTest(t, sandbox.Options{Name: "pagesrc", Binlog: true})
-	tgt := sandbox.ForTest(t, sandbox.Options{Name: "pagetgt", ServerID: 2})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "pagesrc", Binlog: true})
+	tgt := sandboxtest.ForTest(t, sandbox.Options{Name: "pagetgt", ServerID: 2})
 	// One transaction, so that the start position is not empty; then
 	// everything after it (sbtest included) is replicated.
 	if err := src.Exec(ctx, "CREATE DATABASE IF NOT EXISTS warmup"); err != nil {

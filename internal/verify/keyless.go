@@ -54,7 +54,7 @@ func (c *checker) mergeGroups(ctx context.Context, d *ChunkDiff) ([]groupDiff, e
 	q := c.p.groupsSQL()
 	src, tgt := &hashGroups{s: c.src}, &hashGroups{s: c.tgt}
 	for _, g := range []*hashGroups{src, tgt} {
-		rows, err := g.s.query(ctx, q)
+		rows, err := g.s.query(ctx, q) //nolint:rowserrcheck // hashGroups.next checks rows.Err at the end
 		if err != nil {
 			return nil, err
 		}

@@ -12,16 +12,23 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+	"go.uber.org/goleak"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
-// TestMain stops the sandboxes on SIGINT/SIGTERM.
+// TestMain stops the sandboxes on SIGINT/SIGTERM, and fails the run if a
+// goroutine a test started (a chunk comparison's) is still running.
 func TestMain(m *testing.M) {
 	uninstall := sandbox.HandleSignals()
 	code := m.Run()
 	uninstall()
 	if err := sandbox.StopAll(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	if err := goleak.Find(sandboxtest.IgnoreForkThread()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}
@@ -141,8 +148,8 @@ func TestVerify(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs MariaDB servers (-short)")
 	}
-	src := sandbox.ForTest(t, sandbox.Options{Name: "verify-source"})
-	tgt := sandbox.ForTest(t, sandbox.Options{Name: "verify-target"})
+	src := sandboxtest.ForTest(t, sandbox.Options{Name: "verify-source"})
+	tgt := sandboxtest.ForTest(t, sandbox.Options{Name: "verify-target"})
 	srcDB, tgtDB := openDB(t, src, nil), openDB(t, tgt, nil)
 	loadFixture(t, srcDB, true)
 	loadFixture(t, tgtDB, false)

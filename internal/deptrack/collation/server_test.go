@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // TestServerEquality is the property that makes keys safe: no two strings
@@ -32,7 +33,7 @@ import (
 // utf8mb4_0900_ai_ci (MySQL 8 only) is not here; TestKeys and deptrack's
 // TestCollationKeys check it against DUCET 9.0.0, which its table is.
 func TestServerEquality(t *testing.T) {
-	srv := sandbox.ForTest(t, sandbox.Options{Name: "collation"})
+	srv := sandboxtest.ForTest(t, sandbox.Options{Name: "collation"})
 	ctx := context.Background()
 	db, err := srv.DB("")
 	if err != nil {
