@@ -53,13 +53,17 @@ func Diagnose(st replicate.Status, iv Interval, hot []Count) []Finding {
 	if secs <= 0 {
 		return out
 	}
-	behind := iv.LagEnd >= behindSeconds || iv.AppliedRate > 0 && float64(st.Backlog)/iv.AppliedRate >= behindSeconds
+	// A full relay log is behind whatever the lag says: what the source
+	// has and paraply has not received is neither in the backlog nor
+	// dated yet.
+	relayFull := iv.RelayBlocked > 0.3*secs
+	behind := iv.LagEnd >= behindSeconds || iv.AppliedRate > 0 && float64(st.Backlog)/iv.AppliedRate >= behindSeconds || relayFull
 	delay, afterDelay := st.Delay.Seconds(), ""
 	if delay > 0 {
 		afterDelay = " after the delay"
 		// Behind by design: only lag beyond the delay counts, and the
 		// backlog is what the delay holds back.
-		behind = iv.LagEnd-delay >= behindSeconds
+		behind = iv.LagEnd-delay >= behindSeconds || relayFull
 		add("info", "delay", fmt.Sprintf("Applying transactions %s after the source committed them, on purpose (--delay)", st.Delay),
 			"The lag includes the delay; it is a problem only beyond it.")
 	}
@@ -73,7 +77,7 @@ func Diagnose(st replicate.Status, iv Interval, hot []Count) []Finding {
 	case connected:
 		add("ok", "source_idle", "The source is idle and the target has everything", "Nothing to do.")
 	}
-	if iv.RelayBlocked > 0.3*secs {
+	if relayFull {
 		add("warn", "relay_full", "The relay log is full: receiving waits for applying",
 			"Applying is the bottleneck (see above); --relay-max-bytes only buys time.")
 	}

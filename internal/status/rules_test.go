@@ -112,6 +112,11 @@ func TestRules(t *testing.T) {
 			behindBy(st, iv, 8)
 			iv.LagStart = 9
 		}, []string{"info:lagging"}, []string{"warn:lagging"}},
+		{"a full relay log is behind, however short the lag and the backlog", func(st *replicate.Status, iv *Interval) {
+			iv.RelayBlocked = 5
+			iv.ExecShare, iv.CommitShare, iv.IdleShare = 0.4, 0.55, 0.05
+			iv.Waits["workers_busy"] = Wait{1764, 7.7}
+		}, []string{"warn:workers_busy", "warn:relay_full"}, []string{"ok:keeping_up"}},
 		{"a delayed replica keeps up within its delay", func(st *replicate.Status, iv *Interval) {
 			st.Delay = time.Hour
 			behindBy(st, iv, 3600.2)
