@@ -195,10 +195,14 @@ func (r *Replica) run(ctx context.Context) error {
 		}
 	}
 	// Caught up at start: with --until-gtid once the checkpoint holds it
-	// (what the relay log holds beyond it waits for the next run), else
-	// once the relay log holds nothing more either.
-	if until != nil && caughtUp(r.info.Flavor, state.Position, until) && (stopAfter != nil || prefix >= lastIndex(relay)) {
-		r.log.Info("already caught up", "position", state.Position)
+	// (what the relay log holds beyond it waits for the next run); else
+	// once everything the relay log holds is applied and receiving would
+	// start at or past until (no checkpoint yet, and a source with
+	// nothing new, included: no progress would ever be saved to say so).
+	applied := prefix >= lastIndex(relay)
+	if until != nil && (stopAfter != nil && caughtUp(r.info.Flavor, state.Position, until) ||
+		applied && (caughtUp(r.info.Flavor, state.Position, until) || caughtUp(r.info.Flavor, start, until))) {
+		r.log.Info("already caught up", "position", start)
 		return nil
 	}
 	r.mu.Lock()
