@@ -249,6 +249,9 @@ func checkFilteredTarget(t *testing.T, p *replPair) {
 			}
 			out = append(out, n)
 		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
 		return out
 	}
 	var want []schema.TableName

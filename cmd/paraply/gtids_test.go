@@ -132,6 +132,9 @@ func waitGTID(t *testing.T, db *sql.DB, pos string) {
 					}
 				}
 			}
+			if err := rows.Err(); err != nil {
+				state += err.Error()
+			}
 			rows.Close()
 		}
 		t.Fatalf("the replica did not reach %s (%v, %v): %s", pos, r, err, state)

@@ -39,10 +39,13 @@ func Lock(ctx context.Context, db *sql.DB) (release func(), err error) {
 		conn.Close()
 		return nil, ErrLocked
 	}
-	return func() {
-		// Closing the connection frees the lock; RELEASE_LOCK first says
-		// so at once, without waiting for the server to notice.
-		_, _ = conn.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", lockName)
-		conn.Close()
-	}, nil
+	return func() { unlock(conn) }, nil
+}
+
+// unlock frees the lock, also after the context that took it is done.
+// Closing the connection frees it; RELEASE_LOCK first says so at once,
+// without waiting for the server to notice.
+func unlock(conn *sql.Conn) {
+	_, _ = conn.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", lockName)
+	conn.Close()
 }

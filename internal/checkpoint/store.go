@@ -127,7 +127,7 @@ func (s *Store) Init(ctx context.Context) error {
 	// The session's database must not outlive Init: the pool would give
 	// the session to a worker, whose statements binlog-ignore-db would
 	// then leave out.
-	defer conn.Raw(func(any) error { return driver.ErrBadConn })
+	defer func() { _ = conn.Raw(func(any) error { return driver.ErrBadConn }) }()
 	for i, q := range ddlStatements {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("creating paraply's bookkeeping tables on the target: %w", err)

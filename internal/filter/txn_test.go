@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -27,7 +28,7 @@ func rawTxns(t *testing.T) map[string]*binlog.RawTxn {
 	out := map[string]*binlog.RawTxn{}
 	for {
 		ev, err := fr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -174,7 +174,9 @@ func (h Heartbeat) session(ctx context.Context, db *sql.DB, t *Tracker) error {
 		last = gtid
 		// The commit happened during the write's round trip.
 		t.Wrote(gtid, before.Add(after.Sub(before)/2))
-		t.addOffsetAt(now, after, done)
+		if err := t.addOffsetAt(now, after, done); err != nil {
+			return err
+		}
 		select {
 		case <-ctx.Done():
 			return nil

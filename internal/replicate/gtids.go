@@ -59,7 +59,7 @@ func checkPreserveGTIDs(ctx context.Context, tgt *sql.DB, source binlog.Flavor) 
 		return err
 	}
 	defer conn.Close()
-	defer conn.Raw(func(any) error { return driver.ErrBadConn }) // do not reuse the session
+	defer func() { _ = conn.Raw(func(any) error { return driver.ErrBadConn }) }() // do not reuse the session
 	if _, err := conn.ExecContext(ctx, "SET SESSION gtid_domain_id = @@global.gtid_domain_id, server_id = @@global.server_id"); err != nil {
 		var me *mysql.MySQLError
 		if errors.As(err, &me) && me.Number == 1227 {
