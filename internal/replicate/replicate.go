@@ -217,7 +217,7 @@ func (r *Replica) run(ctx context.Context) error {
 	r.mu.Unlock()
 	seq := applier.NewSequencer(prefix)
 	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun,
-		Logger: r.log.With("component", "preparer"), ReadPart: relay.ReadPart, StopAfter: stopAfter, Flavor: r.info.Flavor, Delay: r.cfg.Delay, ClockOffset: r.lag.ClockOffset,
+		Logger: r.log.With("component", "preparer"), ReadPart: relay.ReadPart, StopAfter: stopAfter, Stopped: r.untilStopped(state.Position, until), Flavor: r.info.Flavor, Delay: r.cfg.Delay, ClockOffset: r.lag.ClockOffset,
 		Filter: r.newFilter()}
 	r.mu.Lock()
 	r.prep, r.seq = prep, seq
@@ -334,6 +334,25 @@ func (r *Replica) fromNative(ctx context.Context, tgt *sql.DB, state *checkpoint
 	return nil
 }
 
+// untilStopped is where --until-gtid stops: after the last transaction
+// the preparer passed on (applied is the checkpoint when it passed none).
+// That is until itself, unless the source interleaves several domains and
+// one went past its position before another reached its own: MariaDB's
+// replica would go on in the others; paraply stops (it commits in one
+// order) and says so.
+func (r *Replica) untilStopped(applied string, until mysql.GTIDSet) func(string) error {
+	return func(passed string) error {
+		if passed == "" {
+			passed = applied
+		}
+		if !caughtUp(r.info.Flavor, passed, until) {
+			r.log.Warn("--until-gtid: stopping before a transaction beyond the position in its domain, before another domain reached its own",
+				"until", until.String(), "stopped_at", passed)
+		}
+		return r.stopAt(passed)
+	}
+}
+
 // stopAtEnd is called when the producer's input has ended (binlog files,
 // all appended): the pipeline stops once the checkpoint covers the last
 // transaction in the relay log, at once if it holds none (its resume
@@ -343,6 +362,12 @@ func (r *Replica) fromNative(ctx context.Context, tgt *sql.DB, state *checkpoint
 // other.
 func (r *Replica) stopAtEnd(relay *relaylog.Log) error {
 	end, _ := relay.Resume()
+	return r.stopAt(end)
+}
+
+// stopAt makes the pipeline stop once the target has everything up to
+// position end (errCaughtUp when it has already).
+func (r *Replica) stopAt(end string) error {
 	until, err := mysql.ParseGTIDSet(flavor(r.info.Flavor), end)
 	if err != nil {
 		return err

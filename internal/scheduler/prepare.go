@@ -66,10 +66,13 @@ type Preparer struct {
 	Logger *slog.Logger
 	// ReadPart reads a piece of a large transaction from the relay log.
 	ReadPart func(relaylog.PartRef) ([]binlog.Event, error)
-	// StopAfter, if set, is the last position to apply (--until-gtid): a
-	// transaction beyond it is not passed on (it and what follows wait
-	// until the pipeline stops). Flavor says how to read it.
+	// StopAfter, if set, is the last position to apply (--until-gtid): the
+	// first transaction beyond it in its domain is not passed on, nor is
+	// anything after it, and Stopped is told the source position after
+	// the last one passed on ("" when none was), where the pipeline is to
+	// stop; its error ends Run. Flavor says how to read StopAfter.
 	StopAfter mysql.GTIDSet
+	Stopped   func(resume string) error
 	Flavor    binlog.Flavor
 	// Delay holds each transaction until its source commit time plus
 	// Delay (--delay, as MASTER_DELAY).
@@ -165,6 +168,7 @@ func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepare
 	p.tracker = deptrack.NewTracker(p.Mode, p.History)
 	p.tables = map[tableKey]*sqlgen.Table{}
 	p.prepared = map[string]*applier.Txn{}
+	passed := "" // the source position after the last transaction passed on
 	for {
 		e, err := src.Next(ctx)
 		if err != nil {
@@ -179,8 +183,13 @@ func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepare
 		}
 		if p.beyond(pr) {
 			// Everything before it goes on and is applied; the pipeline
-			// then stops (the saver sees the position reached).
-			p.Logger.Info("stopping before a transaction beyond --until-gtid", "gtid", pr.Txn.GTID)
+			// then stops where Stopped says.
+			p.Logger.Info("stopping before a transaction beyond --until-gtid", "gtid", pr.Txn.GTID, "at", passed)
+			if p.Stopped != nil {
+				if err := p.Stopped(passed); err != nil {
+					return err
+				}
+			}
 			<-ctx.Done()
 			return nil
 		}
@@ -189,6 +198,7 @@ func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepare
 		}
 		select {
 		case out <- pr:
+			passed = pr.Resume
 		case <-ctx.Done():
 			return nil
 		}
