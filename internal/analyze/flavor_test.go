@@ -3,6 +3,8 @@ package analyze
 import (
 	"testing"
 
+	"github.com/paraply/paraply/internal/fixtures"
+
 	"github.com/paraply/paraply/internal/schema"
 )
 
@@ -13,7 +15,7 @@ import (
 // utf8mb4_0900_ai_ci, carried by the query event), not MariaDB's latin1.
 func TestMySQLStreamDDL(t *testing.T) {
 	cat := schema.NewCatalog()
-	if _, err := Run(Options{Files: []string{"../../../shared/binlogs/blackbeam__rust_mysql_common/json-opaque.binlog"}, Catalog: cat}); err != nil {
+	if _, err := Run(Options{Files: []string{fixtures.Binlog("blackbeam__rust_mysql_common/json-opaque.binlog")}, Catalog: cat}); err != nil {
 		t.Fatal(err)
 	}
 	if s, ok := cat.Schema("foo"); !ok || s.Charset != "utf8mb4" || s.Collation != "utf8mb4_0900_ai_ci" {
