@@ -82,6 +82,8 @@ func fidelityCases(loadFile string) []fidelityCase {
 			"CREATE TABLE c ENGINE=InnoDB SELECT id, CONCAT(v, v) AS vv FROM t WHERE id > 1",
 			"CREATE TABLE d (id INT PRIMARY KEY) SELECT id FROM t",
 			"INSERT INTO c VALUES (9, 'z')",
+			// Rows past --large-txn-piece: a large transaction after its DDL.
+			"CREATE TABLE big (id INT PRIMARY KEY, pad CHAR(200)) SELECT seq AS id, REPEAT('x', 200) AS pad FROM seq_1_to_3000",
 		}},
 		{name: "load_data", sql: true, stmts: []string{
 			"CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))",
@@ -355,7 +357,7 @@ func testFidelity(t *testing.T, apply string, include func(fidelityCase) bool) {
 	}
 	args := []string{"replicate", "--apply", apply, "--source", r.src.URL(), "--target", r.tgt.URL(), "--workers", "4",
 		"--relay-dir", filepath.Join(t.TempDir(), "relay"), "--start-gtid", r.start, "--heartbeat", "200ms",
-		"--log-level", "warn", "--http", ""}
+		"--large-txn-piece", "65536", "--log-level", "warn", "--http", ""}
 
 	// The first half, applied by a paraply that is then SIGKILLed while
 	// the second half streams in.

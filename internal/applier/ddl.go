@@ -104,7 +104,7 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 		}
 	}
 	w.p.refusals.reset()
-	if len(t.Txn.Rows) > 0 {
+	if t.Txn.HasRows() {
 		return nil
 	}
 	// The DDL ran: record it, waiting out a target restart rather than
@@ -141,7 +141,7 @@ func ddlMarkers(t *Txn) []string {
 	out := make([]string, len(stmts))
 	for i := range stmts {
 		out[i] = t.GTID
-		if len(stmts) > 1 || len(t.Txn.Rows) > 0 {
+		if len(stmts) > 1 || t.Txn.HasRows() {
 			out[i] += "/ddl" + strconv.Itoa(i+1)
 		}
 	}

@@ -261,7 +261,7 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 		t0 := time.Now()
 		err := w.ddl(ctx, conn, work)
 		tm.Exec = time.Since(t0)
-		if err != nil || len(work.Txns[0].Txn.Rows) == 0 {
+		if err != nil || !work.Txns[0].Txn.HasRows() {
 			return tm, err
 		}
 		// CREATE ... SELECT: its rows, now that the table exists; the DDL
@@ -464,7 +464,7 @@ func bookkeeping(work *Work, exec func(q string, args ...any)) {
 	q, args := checkpoint.AppliedSQL(work.GTIDs())
 	exec(q, args...)
 	for _, t := range work.Txns {
-		if t.DDL != nil && len(t.Txn.Rows) > 0 {
+		if t.DDL != nil && t.Txn.HasRows() {
 			for _, m := range ddlMarkers(t) {
 				q, args := checkpoint.ForgetSQL(m)
 				exec(q, args...)

@@ -237,6 +237,11 @@ func (t *Txn) RollsBackToSavepoint() bool {
 	return false
 }
 
+// HasRows says whether the transaction changes rows, whether they are held
+// (Rows) or, for a large one, only counted (LargeTables): a CREATE ...
+// SELECT whose rows are large has rows to apply all the same.
+func (t *Txn) HasRows() bool { return len(t.Rows) > 0 || len(t.LargeTables) > 0 }
+
 // RowCount is the number of row changes in the transaction.
 func (t *Txn) RowCount() int {
 	if t.Large {

@@ -272,7 +272,7 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 		}
 		ddl.Rerun = p.Rerun[gtid]
 		it.DDL = ddl
-		if len(txn.Rows) == 0 {
+		if !txn.HasRows() {
 			return pr, nil
 		}
 		// CREATE ... SELECT: the rows go into the table just created.
