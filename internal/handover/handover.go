@@ -95,8 +95,12 @@ var ErrNativeRunning = errors.New("the target's own replication threads run (STO
 // paraply's checkpoint (or paraply has none), else the checkpoint.
 // fromNative says which. Positions that disagree (each has transactions
 // the other lacks) are an error: which transactions the target has is
-// then unknown.
-func Start(checkpoint string, n Native) (pos string, fromNative bool, err error) {
+// then unknown. So is a start position the operator gives
+// (--start-gtid, when there is no checkpoint) that is not the native one:
+// a former replica keeps gtid_slave_pos through RESET SLAVE, a restored
+// dump may not have set it, and which one is stale only the operator
+// knows.
+func Start(checkpoint, startGTID string, n Native) (pos string, fromNative bool, err error) {
 	if len(n.Running) > 0 {
 		return "", false, fmt.Errorf("%w: connection %q", ErrNativeRunning, n.Running[0])
 	}
@@ -106,6 +110,16 @@ func Start(checkpoint string, n Native) (pos string, fromNative bool, err error)
 	native, err := mysql.ParseMariadbGTIDSet(n.SlavePos)
 	if err != nil {
 		return "", false, fmt.Errorf("gtid_slave_pos %q: %w", n.SlavePos, err)
+	}
+	if checkpoint == "" && startGTID != "" {
+		given, err := mysql.ParseMariadbGTIDSet(startGTID)
+		if err != nil {
+			return "", false, fmt.Errorf("--start-gtid %q: %w", startGTID, err)
+		}
+		if !given.Equal(native) {
+			return "", false, fmt.Errorf("--start-gtid %s and the target's gtid_slave_pos %s disagree: the target's own replication says it has applied up to %s. "+
+				"Start without --start-gtid to continue from there, or, if it is stale, clear it first (SET GLOBAL gtid_slave_pos = '')", startGTID, n.SlavePos, n.SlavePos)
+		}
 	}
 	if checkpoint == "" {
 		return native.String(), true, nil

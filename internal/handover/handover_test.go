@@ -37,19 +37,25 @@ func TestPosition(t *testing.T) {
 
 func TestStart(t *testing.T) {
 	for _, c := range []struct {
-		name, checkpoint, slavePos string
-		running                    []string
-		want                       string
-		native, fails              bool
+		name, checkpoint, startGTID, slavePos string
+		running                               []string
+		want                                  string
+		native, fails                         bool
 	}{
-		{"never a replica", "0-1-10", "", nil, "0-1-10", false, false},
-		{"native ahead", "0-1-10", "0-1-20", nil, "0-1-20", true, false},
-		{"paraply ahead", "0-1-30", "0-1-20", nil, "0-1-30", false, false},
-		{"no checkpoint", "", "0-1-20", nil, "0-1-20", true, false},
-		{"native running", "0-1-10", "0-1-20", []string{""}, "", false, true},
-		{"disagree", "0-1-10,1-1-9", "0-1-20,1-1-5", nil, "", false, true},
+		{"never a replica", "0-1-10", "", "", nil, "0-1-10", false, false},
+		{"native ahead", "0-1-10", "", "0-1-20", nil, "0-1-20", true, false},
+		{"paraply ahead", "0-1-30", "", "0-1-20", nil, "0-1-30", false, false},
+		{"no checkpoint", "", "", "0-1-20", nil, "0-1-20", true, false},
+		{"no checkpoint, --start-gtid the same", "", "0-1-20", "0-1-20", nil, "0-1-20", true, false},
+		// A stale gtid_slave_pos, or a --start-gtid that would apply
+		// transactions again: the operator decides.
+		{"no checkpoint, --start-gtid elsewhere", "", "0-1-4711", "0-1-9000", nil, "", false, true},
+		{"no checkpoint, --start-gtid, never a replica", "", "0-1-4711", "", nil, "", false, false},
+		{"a checkpoint, --start-gtid is for a first start", "0-1-10", "0-1-5", "0-1-20", nil, "0-1-20", true, false},
+		{"native running", "0-1-10", "", "0-1-20", []string{""}, "", false, true},
+		{"disagree", "0-1-10,1-1-9", "", "0-1-20,1-1-5", nil, "", false, true},
 	} {
-		got, native, err := Start(c.checkpoint, Native{Known: true, Running: c.running, SlavePos: c.slavePos})
+		got, native, err := Start(c.checkpoint, c.startGTID, Native{Known: true, Running: c.running, SlavePos: c.slavePos})
 		if (err != nil) != c.fails || got != c.want || native != c.native {
 			t.Errorf("%s: Start = %q, %t, %v; want %q, %t, error %t", c.name, got, native, err, c.want, c.native, c.fails)
 		}

@@ -207,6 +207,10 @@ func (r *Replica) run(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	r.until = until
+	// What the target has at start is saved already: a stop before
+	// anything new is applied (--until-gtid passing nothing) compares
+	// with it, as no save would come to say so.
+	r.saved = scheduler.Progress{RelayIndex: prefix, Position: state.Position, Reached: state.Position}
 	r.mu.Unlock()
 	receiver, err := r.feed.producer(r.info, relay)
 	if err != nil {
@@ -225,7 +229,7 @@ func (r *Replica) run(ctx context.Context) error {
 	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, Path: path, SourceSession: sameFlavor, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
 		PreserveGTIDs: r.cfg.PreserveGTIDs, Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
 	coord := scheduler.NewCoordinator(scheduler.Config{
-		Window: r.cfg.Window, BatchTxns: r.cfg.batchTxns(), BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
+		Start: state.Position, Window: r.cfg.Window, BatchTxns: r.cfg.batchTxns(), BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
 	}, seq)
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -318,7 +322,7 @@ func (r *Replica) fromNative(ctx context.Context, tgt *sql.DB, state *checkpoint
 	if !native.Known {
 		r.log.Info("cannot tell whether the target's own replication runs (SHOW ALL SLAVES STATUS needs SLAVE MONITOR): make sure it does not")
 	}
-	pos, fromNative, err := handover.Start(state.Position, native)
+	pos, fromNative, err := handover.Start(state.Position, r.cfg.StartGTID, native)
 	if err != nil || !fromNative {
 		return err
 	}
@@ -462,6 +466,7 @@ func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store 
 		if err := store.SaveProgress(ctx, start, l, nil); err != nil {
 			return nil, 0, "", err
 		}
+		state.Position, state.RelayIndex = start, l
 	}
 	return relay, l, start, nil
 }

@@ -14,6 +14,10 @@ import (
 
 // Config sizes the coordinator.
 type Config struct {
+	// Start is the source position after the sequencer's prefix: the
+	// checkpoint the run starts from, saved again while the low-water mark
+	// stays there (below an XA PREPARE held from before a restart).
+	Start string
 	// Window bounds the transactions admitted and not yet committed, in
 	// count and bytes (the look-ahead).
 	Window      int
@@ -130,7 +134,7 @@ type Coordinator struct {
 func NewCoordinator(cfg Config, seq *applier.Sequencer) *Coordinator {
 	cfg = cfg.withDefaults()
 	return &Coordinator{cfg: cfg, core: newCore(seq.Prefix(), cfg.Window, cfg.WindowBytes), seq: seq,
-		resume: map[uint64]string{}, gtids: map[uint64][]string{}, holds: map[uint64]bool{}, releases: map[uint64]uint64{}, admitted: map[uint64]time.Time{}}
+		resume: map[uint64]string{seq.Prefix(): cfg.Start}, gtids: map[uint64][]string{}, holds: map[uint64]bool{}, releases: map[uint64]uint64{}, admitted: map[uint64]time.Time{}}
 }
 
 // Run dispatches until ctx is done or a channel closes. in brings prepared
