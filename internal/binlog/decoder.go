@@ -148,11 +148,13 @@ func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
 	case *replication.GenericEvent:
 		switch be.Header.EventType {
 		case replication.XA_PREPARE_LOG_EVENT:
-			xid, err := xaPrepareXID(e.Data)
+			xid, onePhase, err := xaPrepareXID(e.Data)
 			if err != nil {
 				return err
 			}
-			t.XA, t.XID = XAPrepare, xid
+			if !onePhase {
+				t.XA, t.XID = XAPrepare, xid
+			}
 		case replication.RAND_EVENT, replication.USER_VAR_EVENT:
 			t.StatementDML = true
 		case replication.APPEND_BLOCK_EVENT, replication.DELETE_FILE_EVENT:

@@ -1,6 +1,8 @@
 package binlog
 
 import (
+	"encoding/binary"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,5 +96,35 @@ func TestParseXID(t *testing.T) {
 	}
 	if !xaOnePhase("XA COMMIT 'x3' ONE PHASE") || xaOnePhase("XA COMMIT 'x3'") {
 		t.Error("xaOnePhase")
+	}
+}
+
+// TestXAPrepareEvent reads XA_PREPARE_LOG_EVENT bodies laid out as MySQL's
+// Xa_prepare_log_event writes them: a prepare, and MySQL's XA COMMIT ...
+// ONE PHASE (one_phase set), which commits the group and must not be held
+// for an XA COMMIT that never comes (no MySQL server here to write one).
+func TestXAPrepareEvent(t *testing.T) {
+	body := func(onePhase byte, formatID uint32, gtrid, bqual string) []byte {
+		b := []byte{onePhase}
+		b = binary.LittleEndian.AppendUint32(b, formatID)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(gtrid)))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(bqual)))
+		return append(append(b, gtrid...), bqual...)
+	}
+	for _, c := range []struct {
+		body     []byte
+		xid      string
+		onePhase bool
+	}{
+		{body(0, 1, "x1", ""), "X'7831',X'',1", false},
+		{body(1, 7, "x3", "b"), "X'7833',X'62',7", true},
+	} {
+		xid, onePhase, err := xaPrepareXID(c.body)
+		if err != nil || xid != c.xid || onePhase != c.onePhase {
+			t.Errorf("%x: %q one phase %t (%v), want %q %t", c.body, xid, onePhase, err, c.xid, c.onePhase)
+		}
+	}
+	if _, _, err := xaPrepareXID(body(0, 1, "x1", "")[:14]); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a truncated XID: %v, want ErrCorrupt", err)
 	}
 }

@@ -20,21 +20,23 @@ func formatXID(gtrid, bqual []byte, formatID int64) string {
 	return fmt.Sprintf("X'%s',X'%s',%d", strings.ToUpper(hex.EncodeToString(gtrid)), strings.ToUpper(hex.EncodeToString(bqual)), formatID)
 }
 
-// xaPrepareXID reads the XID of an XA_PREPARE_LOG_EVENT body (without the
-// checksum): one_phase (1 byte), formatID (4), gtrid length (4), bqual
-// length (4), then gtrid and bqual.
-func xaPrepareXID(body []byte) (string, error) {
+// xaPrepareXID reads an XA_PREPARE_LOG_EVENT body (without the checksum):
+// one_phase (1 byte), formatID (4), gtrid length (4), bqual length (4),
+// then gtrid and bqual. onePhase is MySQL's XA COMMIT ... ONE PHASE, which
+// it logs as this event after the rows: the group commits, nothing is
+// prepared.
+func xaPrepareXID(body []byte) (xid string, onePhase bool, err error) {
 	if len(body) < 13 {
-		return "", fmt.Errorf("%w: XA PREPARE event of %d bytes", ErrCorrupt, len(body))
+		return "", false, fmt.Errorf("%w: XA PREPARE event of %d bytes", ErrCorrupt, len(body))
 	}
 	formatID := int64(int32(binary.LittleEndian.Uint32(body[1:])))
 	gl := int(binary.LittleEndian.Uint32(body[5:]))
 	bl := int(binary.LittleEndian.Uint32(body[9:]))
 	data := body[13:]
 	if gl < 0 || bl < 0 || gl > 64 || bl > 64 || gl+bl > len(data) {
-		return "", fmt.Errorf("%w: XA PREPARE event with an XID of %d+%d bytes in %d", ErrCorrupt, gl, bl, len(data))
+		return "", false, fmt.Errorf("%w: XA PREPARE event with an XID of %d+%d bytes in %d", ErrCorrupt, gl, bl, len(data))
 	}
-	return formatXID(data[:gl], data[gl:gl+bl], formatID), nil
+	return formatXID(data[:gl], data[gl:gl+bl], formatID), body[0] != 0, nil
 }
 
 // xaOnePhase reports whether an XA COMMIT statement ends with ONE PHASE.
