@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -20,18 +22,34 @@ const lockName = "paraply.target"
 // lockWait is how long Lock waits for another holder.
 const lockWait = 10 * time.Second
 
-// Lock takes the target's paraply lock on a connection of its own, held
-// until release is called (or the process dies). It waits up to
-// lockWait for a holder to go (a process SIGKILLed a moment ago holds it
-// until the server notices its connection closed), then a lock held
-// elsewhere is ErrLocked.
-func Lock(ctx context.Context, db *sql.DB) (release func(), err error) {
+// TargetLock is the target's paraply lock, held on a connection of its
+// own.
+type TargetLock struct {
+	db   *sql.DB
+	mu   sync.Mutex
+	conn *sql.Conn // nil while lost and not taken again
+}
+
+// Lock takes the target's paraply lock, held until Release (or the
+// process dies). It waits up to lockWait for a holder to go (a process
+// SIGKILLed a moment ago holds it until the server notices its connection
+// closed), then a lock held elsewhere is ErrLocked.
+func Lock(ctx context.Context, db *sql.DB) (*TargetLock, error) {
+	conn, err := take(ctx, db, lockWait)
+	if err != nil {
+		return nil, err
+	}
+	return &TargetLock{db: db, conn: conn}, nil
+}
+
+// take runs GET_LOCK on a new connection, returned if it holds the lock.
+func take(ctx context.Context, db *sql.DB, wait time.Duration) (*sql.Conn, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", lockName, lockWait.Seconds()).Scan(&got); err != nil {
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", lockName, wait.Seconds()).Scan(&got); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("taking the lock %s on the target: %w", lockName, err)
 	}
@@ -39,13 +57,71 @@ func Lock(ctx context.Context, db *sql.DB) (release func(), err error) {
 		conn.Close()
 		return nil, ErrLocked
 	}
-	return func() { unlock(conn) }, nil
+	return conn, nil
 }
 
-// unlock frees the lock, also after the context that took it is done.
+// Keep checks every interval, until ctx is done, that the lock is still
+// held. The server frees it when its connection ends: a target restart,
+// a network cut, a wait_timeout (the checks keep the connection from
+// idling into one). A lost lock is taken again as soon as the target
+// answers; if another paraply process took it meanwhile, Keep returns an
+// error: two processes must not work on one target at once.
+func (l *TargetLock) Keep(ctx context.Context, every time.Duration, log *slog.Logger) error {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := l.check(ctx, log); err != nil {
+			return err
+		}
+	}
+}
+
+func (l *TargetLock) check(ctx context.Context, log *slog.Logger) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn != nil {
+		var mine sql.NullBool
+		err := l.conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", lockName).Scan(&mine)
+		if err == nil && mine.Valid && mine.Bool {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		log.Warn("the target lock was lost (its connection ended); taking it again", "lock", lockName, "err", err)
+		l.conn.Close()
+		l.conn = nil
+	}
+	conn, err := take(ctx, l.db, 0)
+	switch {
+	case errors.Is(err, ErrLocked):
+		return fmt.Errorf("the target lock was lost and another process holds it now: stopping, two processes must not work on one target: %w", err)
+	case err != nil:
+		return nil // the target does not answer: try again at the next check
+	}
+	l.conn = conn
+	log.Info("the target lock is held again", "lock", lockName)
+	return nil
+}
+
+// Release frees the lock, also after the context that took it is done.
 // Closing the connection frees it; RELEASE_LOCK first says so at once,
-// without waiting for the server to notice.
-func unlock(conn *sql.Conn) {
-	_, _ = conn.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", lockName)
-	conn.Close()
+// without waiting for the server to notice. It is bounded in time: a
+// target that does not answer frees the lock when the connection ends.
+func (l *TargetLock) Release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = l.conn.ExecContext(ctx, "DO RELEASE_LOCK(?)", lockName)
+	l.conn.Close()
+	l.conn = nil
 }

@@ -35,7 +35,7 @@ func Handover(ctx context.Context, cfg Config) (string, error) {
 		}
 		r.log.Info("applying the transactions missing before those applied out of order", "missing", missing, "until", at.Last)
 		fill := cfg
-		fill.UntilGTID, fill.UntilCaughtUp, fill.PreserveOrder = at.Last, false, true
+		fill.fillTo, fill.UntilGTID, fill.UntilCaughtUp, fill.PreserveOrder = at.Last, "", false, true
 		if err := Run(ctx, fill); err != nil {
 			return "", fmt.Errorf("applying the missing transactions: %w", err)
 		}
@@ -47,11 +47,11 @@ func Handover(ctx context.Context, cfg Config) (string, error) {
 		}
 	}
 	pos := at.Pos
-	release, err := checkpoint.Lock(ctx, tgt)
+	lock, err := checkpoint.Lock(ctx, tgt)
 	if err != nil {
 		return "", fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
-	defer release()
+	defer lock.Release()
 	if err := handover.SetSlavePos(ctx, tgt, pos); err != nil {
 		return "", fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
@@ -62,11 +62,11 @@ func Handover(ctx context.Context, cfg Config) (string, error) {
 // appliedPosition reads what paraply applied on the target, under the
 // target's lock (see handover.Position).
 func (r *Replica) appliedPosition(ctx context.Context, tgt *sql.DB) (handover.Applied, error) {
-	release, err := checkpoint.Lock(ctx, tgt)
+	lock, err := checkpoint.Lock(ctx, tgt)
 	if err != nil {
 		return handover.Applied{}, fmt.Errorf("target %s: %w", r.cfg.Target, err)
 	}
-	defer release()
+	defer lock.Release()
 	native, err := handover.ReadNative(ctx, tgt)
 	if err != nil {
 		return handover.Applied{}, err

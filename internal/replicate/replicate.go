@@ -159,11 +159,11 @@ func (r *Replica) run(ctx context.Context) error {
 			return fmt.Errorf("--preserve-gtids: target %s: %w", r.cfg.Target, err)
 		}
 	}
-	release, err := checkpoint.Lock(ctx, tgtDB)
+	lock, err := checkpoint.Lock(ctx, tgtDB)
 	if err != nil {
 		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
 	}
-	defer release()
+	defer lock.Release()
 	store := checkpoint.NewStoreFor(tgtDB, r.feed.origin())
 	state, rerun, err := r.loadCheckpoint(ctx, store)
 	if err != nil {
@@ -189,6 +189,10 @@ func (r *Replica) run(ctx context.Context) error {
 			return fmt.Errorf("--until-gtid %q: %w", r.cfg.UntilGTID, err)
 		}
 		stopAfter = until
+	case r.cfg.fillTo != "":
+		if until, err = mysql.ParseGTIDSet(flavor(r.info.Flavor), r.cfg.fillTo); err != nil {
+			return err
+		}
 	case r.cfg.UntilCaughtUp:
 		if until, err = mysql.ParseGTIDSet(flavor(r.info.Flavor), r.info.Position); err != nil {
 			return err
@@ -247,6 +251,7 @@ func (r *Replica) run(ctx context.Context) error {
 	g.Go(func() error { return prep.Run(gctx, reader, prepared) })
 	g.Go(func() error { return pool.Run(gctx, work, done) })
 	g.Go(func() error { r.feed.probe(gctx); return nil })
+	g.Go(func() error { return lock.Keep(gctx, lockCheckEvery, r.log) })
 	sv := newSaver(func(wctx context.Context, p scheduler.Progress) error {
 		if err := store.SaveProgress(wctx, p.Position, p.RelayIndex, p.Covered); err != nil {
 			return fmt.Errorf("saving the checkpoint on the target: %w", err)
@@ -470,6 +475,10 @@ func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store 
 	}
 	return relay, l, start, nil
 }
+
+// lockCheckEvery is how often a run checks that it still holds the
+// target's lock (checkpoint.TargetLock.Keep).
+const lockCheckEvery = 5 * time.Second
 
 func lastIndex(l *relaylog.Log) uint64 {
 	n, _ := l.Last()

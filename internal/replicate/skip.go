@@ -27,11 +27,11 @@ func Skip(ctx context.Context, cfg Config, gtids []string) (skipped, had []strin
 		return nil, nil, err
 	}
 	defer tgt.Close()
-	release, err := checkpoint.Lock(ctx, tgt)
+	lock, err := checkpoint.Lock(ctx, tgt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
-	defer release()
+	defer lock.Release()
 	store := checkpoint.NewStoreFor(tgt, checkpoint.Replicate)
 	state, _, err := New(cfg).loadCheckpoint(ctx, store)
 	if err != nil {
