@@ -12,7 +12,8 @@ import (
 // file, nothing else. The directory itself goes only if that leaves it
 // empty: an operator's --relay-dir may be "." or hold other files (a
 // password file, say), which must survive a relay log started again. The
-// log must not be open.
+// log must not be open, here or in another process (ErrLocked): two
+// targets given one --relay-dir must not wipe each other's log.
 func Remove(dir string) error {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -21,6 +22,11 @@ func Remove(dir string) error {
 	if err != nil {
 		return fmt.Errorf("relaylog: %w", err)
 	}
+	lock, err := lockDir(filepath.Join(dir, "LOCK"))
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	others := 0
 	for _, e := range ents {
 		_, seg := parseSegName(e.Name())

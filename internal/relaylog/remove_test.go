@@ -1,6 +1,7 @@
 package relaylog
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,5 +60,23 @@ func TestRemoveKeepsOtherFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(own); !os.IsNotExist(err) {
 		t.Fatalf("a relay directory of its own is still there: %v", err)
+	}
+}
+
+// TestRemoveRefusesAnOpenLog: a log open elsewhere (another process, or
+// another target given the same --relay-dir) is not removed under it.
+func TestRemoveRefusesAnOpenLog(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	appendAll(t, l, smallRecords(t, 3))
+	if err := Remove(dir); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Remove of an open log: %v, want ErrLocked", err)
+	}
+	if firsts, _ := listSegments(dir); len(firsts) == 0 {
+		t.Fatal("the open log's segments were removed")
 	}
 }
