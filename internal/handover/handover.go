@@ -163,9 +163,10 @@ type Applied struct {
 	// mark extended, domain by domain, by the applied GTIDs that follow it
 	// without a gap.
 	Pos string
-	// Missing names, per domain that has applied GTIDs beyond a gap, the
-	// first GTID not applied: Pos means "everything up to here, nothing
-	// after" only once the gaps are filled.
+	// Missing names, per domain that has applied GTIDs beyond a gap (or a
+	// transaction stopped between its DDL and its rows), the first GTID
+	// not applied: Pos means "everything up to here, nothing after" only
+	// once the gaps are filled.
 	Missing []string
 	// Last is the position of the last applied GTID of each domain: what
 	// a run that fills the gaps must reach. It equals Pos without gaps.
@@ -199,6 +200,7 @@ func Position(position string, applied map[string]bool) (Applied, error) {
 		beyond[x.domain] = append(beyond[x.domain], x)
 	}
 	var missing []string
+	gapIn := map[uint32]bool{} // domains in missing
 	last := map[uint32]gtid{}
 	for d, gs := range beyond {
 		slices.SortFunc(gs, func(a, b gtid) int { return compare(a.seq, b.seq) })
@@ -219,6 +221,33 @@ func Position(position string, applied map[string]bool) (Applied, error) {
 		}
 		if i < len(gs) {
 			missing = append(missing, fmt.Sprintf("%d-%d-%d", d, cur.server, cur.seq+1))
+			gapIn[d] = true
+		}
+	}
+	// A transaction whose DDL ran and whose rows did not (a CREATE ...
+	// SELECT, or several DDL statements, stopped in between: only its
+	// GTID/ddlN markers are recorded) is missing too, however it is
+	// placed: a native replica would run its CREATE again and stop on the
+	// table it finds. The gap fill finishes it (its DDL is not run again).
+	for s := range applied {
+		base, _, marker := strings.Cut(s, "/")
+		x, ok := parseGTID(base)
+		if !marker || !ok || applied[base] {
+			continue
+		}
+		cur, known := at[x.domain]
+		if known && x.seq <= cur.seq {
+			continue
+		}
+		if l, ok := last[x.domain]; !ok || l.seq < x.seq {
+			last[x.domain] = x
+		}
+		if !gapIn[x.domain] {
+			if !known {
+				cur = gtid{domain: x.domain, server: x.server}
+			}
+			missing = append(missing, fmt.Sprintf("%d-%d-%d", x.domain, cur.server, cur.seq+1))
+			gapIn[x.domain] = true
 		}
 	}
 	for d, g := range at {

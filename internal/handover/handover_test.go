@@ -20,7 +20,11 @@ func TestPosition(t *testing.T) {
 		last           string
 	}{
 		{"nothing beyond the mark", "0-1-10", set("0-1-9", "0-1-10"), "0-1-10", "", "0-1-10"},
-		{"a contiguous run", "0-1-10", set("0-1-11", "0-1-12", "0-1-13/ddl1"), "0-1-12", "", "0-1-12"},
+		{"a contiguous run", "0-1-10", set("0-1-11", "0-1-12", "0-1-12/ddl1"), "0-1-12", "", "0-1-12"},
+		// Stopped between a CREATE ... SELECT's DDL and its rows.
+		{"a half-done CREATE ... SELECT", "0-1-10", set("0-1-11", "0-1-12", "0-1-13/ddl1"), "0-1-12", "0-1-13", "0-1-13"},
+		{"a half-done CREATE ... SELECT after a gap", "0-1-10", set("0-1-12", "0-1-14/ddl1"), "0-1-10", "0-1-11", "0-1-14"},
+		{"a half-done CREATE ... SELECT in a new domain", "0-1-10", set("3-1-1/ddl1"), "0-1-10", "3-1-1", "0-1-10,3-1-1"},
 		{"a gap", "0-1-10", set("0-1-11", "0-1-13", "0-1-14"), "0-1-11", "0-1-12", "0-1-14"},
 		{"two domains", "0-1-10,1-2-5", set("1-2-6", "0-1-12"), "0-1-10,1-2-6", "0-1-11", "0-1-12,1-2-6"},
 		{"a new domain from 1", "0-1-10", set("2-3-1", "2-3-2"), "0-1-10,2-3-2", "", "0-1-10,2-3-2"},

@@ -89,6 +89,12 @@ type Config struct {
 	Logger      *slog.Logger
 	// Observer, if set, is told what the workers do (metrics).
 	Observer applier.Observer
+
+	// fillTo is set by Handover's gap fill: stop once the checkpoint
+	// covers this position. Unlike UntilGTID, transactions past it in a
+	// domain may be applied first (in order, so without new gaps): the
+	// fill must not stop on another domain before the gaps are filled.
+	fillTo string
 }
 
 // DefaultPieceBytes is the default Config.PieceBytes: 4 MiB, a few
