@@ -231,7 +231,14 @@ func (w *worker) apply(ctx context.Context, work *Work) error {
 		}
 		work.Retries++
 		w.p.cfg.Observer.Retried(w.id, work, err)
-		w.log.Debug("retrying", "gtid", work.Txns[0].GTID, "attempt", work.Retries, "err", err)
+		if work.Retries%retryWarnEvery == 0 {
+			// Lock waits and deadlocks between workers are the normal cost
+			// of applying in parallel; a work that keeps failing is not (a
+			// lock held by another session on the target, say).
+			w.log.Warn("still retrying", "gtid", work.Txns[0].GTID, "attempt", work.Retries, "err", err)
+		} else {
+			w.log.Debug("retrying", "gtid", work.Txns[0].GTID, "attempt", work.Retries, "err", err)
+		}
 		switch {
 		case errors.Is(err, ErrAborted), errors.Is(err, errNotHead):
 			// Let the transactions before this one commit first, or the
@@ -334,10 +341,17 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 // transaction stays open on w's session.
 func (w *worker) executeSQL(ctx context.Context, work *Work, turnFirst bool) (time.Duration, error) {
 	var total time.Duration
-	for compact := !w.p.cfg.NoCompact && !rollsBack(work); ; compact = false {
+	for compact, again := !w.p.cfg.NoCompact && !rollsBack(work), false; ; compact, again = false, true {
 		conn, err := w.session(ctx)
 		if err != nil {
 			return total, err
+		}
+		if again {
+			// The failed attempt's rollback may have ended the session:
+			// a new one must commit under the source's GTID too.
+			if err := w.sourceGTID(ctx, conn, work.Txns[0]); err != nil {
+				return total, err
+			}
 		}
 		if err := w.refuseInexact(ctx, conn, work); err != nil {
 			return total, err
@@ -587,11 +601,22 @@ func (w *worker) committed(ctx context.Context, work *Work) (bool, error) {
 	}
 }
 
+// retryWarnEvery is how many attempts of one work pass between warnings.
+const retryWarnEvery = 10
+
+// rollback ends the session's transaction, after the caller's context is
+// done too; a target that does not answer within rollbackWait loses the
+// session instead (the server rolls back when it ends).
 func (w *worker) rollback(conn *sql.Conn) {
-	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), rollbackWait)
+	defer cancel()
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
 		w.closeConn()
 	}
 }
+
+// rollbackWait bounds a rollback.
+const rollbackWait = 10 * time.Second
 
 // session returns the worker's target session, opening it if needed.
 func (w *worker) session(ctx context.Context) (*sql.Conn, error) {
