@@ -71,6 +71,9 @@ func filterRound(t *testing.T, p *replPair, r int, mid func()) []string {
 		// One statement: rows events of an included table, then of an
 		// excluded one, which ends the statement; more statements after.
 		q("UPDATE app.t%d AS a STRAIGHT_JOIN other.o%d AS o USING (id) SET a.v = CONCAT(a.v, 'j'), o.v = o.v + 10"),
+		// A statement naming the excluded table that changes none of its
+		// rows.
+		q("UPDATE app.t%d AS a STRAIGHT_JOIN other.o%d AS o USING (id) SET a.v = CONCAT(a.v, 'k'), o.v = o.v"),
 		q("UPDATE app.`tä``b` SET v = CONCAT(v, '%d') WHERE id = 1"),
 		q("INSERT INTO app.log VALUES (%d, 1, 'mixed')"),
 		q("INSERT INTO src.log VALUES (%d, 1)"),

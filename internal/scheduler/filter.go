@@ -37,7 +37,11 @@ func (p *Preparer) filter(it *applier.Txn) error {
 		p.Logger.Info("a DDL applied names tables or databases the filters leave out: it runs whole on the target, as on MariaDB's replica",
 			"gtid", it.GTID, "statement", binlog.RedactSecrets(q))
 	}
-	if !o.Changed() {
+	if !o.Changed() && p.Path == applier.SQLPath {
+		// The binlog path goes on: MariaDB writes table maps of tables
+		// without rows (a trigger's, a multi-table UPDATE's), which the
+		// target's row applier opens, so they must be left out or renamed
+		// too.
 		return nil
 	}
 	if it.Large != nil && !it.Txn.Large {
@@ -48,7 +52,9 @@ func (p *Preparer) filter(it *applier.Txn) error {
 	}
 	// A large transaction's last piece, it.Raw, is read again with the
 	// others (Large.Read); the binlog path only takes its format from it.
-	if (p.Path != applier.SQLPath && it.Large == nil) || o.Whole {
+	// The SQL path never sends it.Raw (nor can Raw read a MySQL source's
+	// compressed payload).
+	if p.Path != applier.SQLPath && (it.Large == nil || o.Whole) {
 		raw, err := p.Filter.Raw(o).Piece(it.Raw, true)
 		if err != nil {
 			return &applier.ConflictError{GTID: it.GTID, What: "filtering its row events", Err: err}
