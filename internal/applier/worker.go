@@ -43,6 +43,7 @@ const (
 	AutoPath
 )
 
+// String is the path's name, as --apply spells it.
 func (p Path) String() string {
 	switch p {
 	case BinlogPath:

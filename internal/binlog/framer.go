@@ -426,7 +426,7 @@ func SetRowsFlags(data []byte, flags uint16, checksum bool) {
 	}
 }
 
-// queryText extracts the statement text of a query event without the
+// QueryText extracts the statement text of a query event without the
 // checksum trailer.
 func QueryText(ev Event, fm *Format) (string, error) {
 	body := ev.Data[HeaderSize:]

@@ -147,6 +147,7 @@ const (
 	XARollback
 )
 
+// String names the phase, as logs and errors say it.
 func (p XAPhase) String() string {
 	switch p {
 	case XAPrepare:

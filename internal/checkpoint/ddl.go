@@ -18,6 +18,7 @@ type Object struct {
 	Schema, Table string
 }
 
+// String is the object's quoted name, as DDL writes it.
 func (o Object) String() string {
 	if o.Table == "" {
 		return quote(o.Schema)

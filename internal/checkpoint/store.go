@@ -71,6 +71,7 @@ const (
 	Apply Origin = 2
 )
 
+// String names the command whose checkpoint it is.
 func (o Origin) String() string {
 	switch o {
 	case Replicate:
@@ -91,6 +92,7 @@ type ForeignCheckpointError struct {
 	Want Origin
 }
 
+// Error says whose checkpoint the target holds and what to do.
 func (e *ForeignCheckpointError) Error() string {
 	return fmt.Sprintf("the target holds the checkpoint of %s (paraply.progress id %d, position %q), not of %s: "+
 		"the two do not read each other's checkpoints. If the target should now be applied to by %s "+

@@ -102,9 +102,11 @@ func (r *Raw) tableMap(ev binlog.Event, checksum bool) error {
 		return nil
 	}
 	if renamed {
-		if ev, err = binlog.RewriteTableMapSchema(ev, db, checksum); err != nil {
+		out, err := binlog.RewriteTableMapSchema(ev, db, checksum)
+		if err != nil {
 			return fmt.Errorf("%s: %w", ev.Pos, err)
 		}
+		ev = out
 	}
 	r.pending = append(r.pending, ev)
 	return nil

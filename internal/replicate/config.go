@@ -20,15 +20,19 @@ import (
 
 // Config is everything `paraply replicate` needs.
 type Config struct {
+	// Source and Target are the servers read from and applied to; their
+	// TLS settings, if any, are SourceTLS and TargetTLS.
 	Source, Target config.Endpoint
 	SourceTLS      *tls.Config
 	TargetTLS      *tls.Config
 	// Workers applying in parallel.
 	Workers int
-	Mode    deptrack.Mode
+	// Mode is the dependency mode (--dependency).
+	Mode deptrack.Mode
 	// PreserveOrder commits in source order.
 	PreserveOrder bool
-	// RelayDir holds the relay log.
+	// RelayDir holds the relay log, bounded to RelayMaxBytes, synced as
+	// RelaySync says.
 	RelayDir      string
 	RelayMaxBytes int64
 	RelaySync     relaylog.SyncPolicy

@@ -224,7 +224,7 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 		txn, err = p.decoder.Decode(e.Txn)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("relay log entry %d: %w", e.Index, err)
+		return nil, fmt.Errorf("GTID %s (relay log entry %d): %w", e.GTID, e.Index, err)
 	}
 	txn.Seq = e.Index
 	gtid := e.GTID.String()
