@@ -53,13 +53,8 @@ func (w *worker) applyLarge(ctx context.Context, conn *sql.Conn, work *Work, pat
 	if err == nil {
 		return d, nil
 	}
-	w.rollback(conn)
-	w.unblockHead(work, err)
-	switch {
-	case classify(err) != fatal:
+	if err := w.abandon(conn, work, err, turnFirst); err != nil {
 		return d, err
-	case w.early(work, turnFirst):
-		return d, fmt.Errorf("%w: %v", errNotHead, err)
 	}
 	var ce *ConflictError
 	if errors.As(err, &ce) {

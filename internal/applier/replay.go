@@ -50,13 +50,8 @@ func (w *worker) replayWork(ctx context.Context, conn *sql.Conn, work *Work, tur
 		}
 		if _, err := execMulti(ctx, conn, p.SQL, p.Args); err != nil {
 			d := time.Since(t0)
-			w.rollback(conn)
-			w.unblockHead(work, err)
-			switch {
-			case classify(err) != fatal:
+			if err := w.abandon(conn, work, err, turnFirst); err != nil {
 				return d, err
-			case w.early(work, turnFirst):
-				return d, fmt.Errorf("%w: %v", errNotHead, err)
 			}
 			return d, w.replayConflict(ctx, work, p, err)
 		}

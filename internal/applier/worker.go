@@ -385,14 +385,10 @@ func (w *worker) execute(ctx context.Context, conn *sql.Conn, work *Work, compac
 	affected, err := w.execBatch(ctx, conn, &w.batch)
 	d := time.Since(t0)
 	if err != nil {
-		w.rollback(conn)
-		w.unblockHead(work, err)
-		switch {
-		case classify(err) != fatal:
+		if err := w.abandon(conn, work, err, turnFirst); err != nil {
 			return d, err
-		case w.early(work, turnFirst):
-			return d, fmt.Errorf("%w: %v", errNotHead, err)
-		case compact:
+		}
+		if compact {
 			return d, fmt.Errorf("%w: %v", errCompacted, err)
 		}
 		return d, w.pinpoint(ctx, conn, work, err)
@@ -412,6 +408,22 @@ func (w *worker) execute(ctx context.Context, conn *sql.Conn, work *Work, compac
 		return d, err
 	}
 	return d, nil
+}
+
+// abandon rolls back a failed attempt at work and returns the error to
+// retry with: a transient one, or errNotHead when work tried before its
+// turn (what failed may be an earlier transaction's doing). nil means the
+// failure is work's own, for the caller to report.
+func (w *worker) abandon(conn *sql.Conn, work *Work, err error, turnFirst bool) error {
+	w.rollback(conn)
+	w.unblockHead(work, err)
+	switch {
+	case classify(err) != fatal:
+		return err
+	case w.early(work, turnFirst):
+		return fmt.Errorf("%w: %v", errNotHead, err)
+	}
+	return nil
 }
 
 // unblockHead makes later transactions waiting for their commit turn
