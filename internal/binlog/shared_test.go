@@ -2,7 +2,6 @@ package binlog
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -542,26 +541,8 @@ func checkSharedError(t *testing.T, path string, err error, want *wantErr) {
 // rawTxns frames a file without decoding it.
 func rawTxns(t *testing.T, path string) []*RawTxn {
 	t.Helper()
-	fr := NewFileReader(path)
-	defer fr.Close()
-	f := NewFramer()
-	var out []*RawTxn
-	for {
-		ev, err := fr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Push(ev); err != nil {
-			t.Fatal(err)
-		}
-		for rt := f.Next(); rt != nil; rt = f.Next() {
-			out = append(out, rt)
-		}
-	}
-	if err := f.End(); err != nil {
+	out, err := FrameFile(path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out

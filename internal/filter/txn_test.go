@@ -1,9 +1,7 @@
 package filter
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -22,28 +20,17 @@ const fixture = "../binlog/testdata/mariadb-10.11-fidelity.000001"
 // rawTxns reads the fixture's transactions as raw events, by GTID.
 func rawTxns(t *testing.T) map[string]*binlog.RawTxn {
 	t.Helper()
-	fr := binlog.NewFileReader(fixture)
-	defer fr.Close()
-	fm := binlog.NewFramer()
+	txns, err := binlog.FrameFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string]*binlog.RawTxn{}
-	for {
-		ev, err := fr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for _, rt := range txns {
+		g, err := rt.GTID()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := fm.Push(ev); err != nil {
-			t.Fatal(err)
-		}
-		for rt := fm.Next(); rt != nil; rt = fm.Next() {
-			g, err := rt.GTID()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[g.String()] = rt
-		}
+		out[g.String()] = rt
 	}
 	return out
 }

@@ -3,9 +3,7 @@ package replay
 import (
 	"encoding/base64"
 	"encoding/binary"
-	"errors"
 	"hash/crc32"
-	"io"
 	"strings"
 	"testing"
 
@@ -18,24 +16,9 @@ import (
 // each kind MariaDB 10.11 writes (see its .sql beside it).
 func rawTxns(t *testing.T) []*binlog.RawTxn {
 	t.Helper()
-	fr := binlog.NewFileReader("../binlog/testdata/mariadb-10.11-fidelity.000001")
-	defer fr.Close()
-	f := binlog.NewFramer()
-	var out []*binlog.RawTxn
-	for {
-		ev, err := fr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Push(ev); err != nil {
-			t.Fatal(err)
-		}
-		for rt := f.Next(); rt != nil; rt = f.Next() {
-			out = append(out, rt)
-		}
+	out, err := binlog.FrameFile("../binlog/testdata/mariadb-10.11-fidelity.000001")
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(out) != 23 {
 		t.Fatalf("%d transactions, want 23", len(out))
