@@ -74,16 +74,8 @@ func testApplyPointInTimeRecovery(t *testing.T, path string) {
 	ctx := context.Background()
 	src := sandboxtest.ForTest(t, sandbox.Options{Name: "pitrsrc", Binlog: true})
 	tgt := sandboxtest.ForTest(t, sandbox.Options{Name: "pitrtgt", ServerID: 2, Durable: true})
-	sdb, err := src.DB("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sdb.Close()
-	tdb, err := tgt.DB("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tdb.Close()
+	sdb := sandboxtest.DB(t, src)
+	tdb := sandboxtest.DB(t, tgt)
 
 	// The data the backup holds.
 	if err := src.CreateDatabase(ctx, "sbtest"); err != nil {

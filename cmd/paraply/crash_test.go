@@ -113,11 +113,7 @@ func TestCrashSafety(t *testing.T) {
 	if err := src.Exec(ctx, "CREATE DATABASE warmup"); err != nil {
 		t.Fatal(err)
 	}
-	sdb, err := src.DB("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sdb.Close()
+	sdb := sandboxtest.DB(t, src)
 	var start string
 	if err := sdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&start); err != nil {
 		t.Fatal(err)
@@ -172,11 +168,7 @@ func TestCrashSafety(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("final catch-up: %v\n%s", err, logs.String())
 	}
-	tdb, err := tgt.DB("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tdb.Close()
+	tdb := sandboxtest.DB(t, tgt)
 	counted(t, tdb, "target", committed)
 	rep, err := verify.Run(ctx, verify.Options{Source: sdb, Target: tdb})
 	if err != nil {

@@ -25,11 +25,7 @@ func TestPreserveGTIDs(t *testing.T) {
 	p := startReplPair(t, sandbox.Options{Name: "pgsrc", Binlog: true},
 		sandbox.Options{Name: "pgtgt", ServerID: 2, Binlog: true, ExtraArgs: []string{"--binlog-ignore-db=paraply"}})
 	third := sandboxtest.ForTest(t, sandbox.Options{Name: "pg3", ServerID: 3, Binlog: true})
-	db3, err := third.DB("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db3.Close()
+	db3 := sandboxtest.DB(t, third)
 	binlogPos := func(db *sql.DB) (pos string) {
 		t.Helper()
 		if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {

@@ -82,16 +82,8 @@ func TestFaultSoak(t *testing.T) {
 	if err := src.Exec(ctx, "CREATE DATABASE warmup"); err != nil {
 		t.Fatal(err)
 	}
-	sdb, err := src.DB("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sdb.Close()
-	tdb, err := tgt.DB("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tdb.Close()
+	sdb := sandboxtest.DB(t, src)
+	tdb := sandboxtest.DB(t, tgt)
 	var start string
 	if err := sdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&start); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@
 package sandboxtest
 
 import (
+	"database/sql"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -27,6 +28,18 @@ func ForTest(t testing.TB, opts sandbox.Options) *sandbox.Server {
 		}
 	})
 	return s
+}
+
+// DB opens a pool on s (no default database) for the test t, closed when
+// the test ends, and fails the test if it cannot.
+func DB(t testing.TB, s *sandbox.Server) *sql.DB {
+	t.Helper()
+	db, err := s.DB("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // IgnoreForkThread is the goleak option for a package whose tests start
