@@ -133,8 +133,16 @@ func TestReplicaControls(t *testing.T) {
 			held = st.Status.Dependencies.DelayedUntil
 			return !held.IsZero()
 		})
-		if !strings.Contains(httpGet(t, "http://"+addr+"/metrics"), "paraply_delay_seconds 3\n") {
+		metrics := httpGet(t, "http://"+addr+"/metrics")
+		if !strings.Contains(metrics, "paraply_delay_seconds 3\n") {
 			t.Error("/metrics has no paraply_delay_seconds 3")
+		}
+		// The default, --workers auto: a pool of 16, of which it starts
+		// with 1 and, with nothing to apply, keeps it.
+		for _, want := range []string{"paraply_workers 16\n", "paraply_workers_limit 1\n"} {
+			if !strings.Contains(metrics, want) {
+				t.Errorf("/metrics has no %q", want)
+			}
 		}
 		waitUntil(t, "apply "+gtid, 20*time.Millisecond, exited, &logs, func() bool {
 			var n int

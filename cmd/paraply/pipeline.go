@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -33,7 +34,7 @@ func (p *pipelineFlags) add(f *pflag.FlagSet, cfg *replicate.Config) {
 	f.StringVar(&p.targetURL, "target", "", "target server, mysql://USER@HOST:PORT")
 	f.StringVar(&p.targetPwFile, "target-password-file", "", "file holding the target password")
 	p.targetTLS.add(f, "target")
-	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "parallel apply sessions on the target")
+	f.Var((*workersValue)(cfg), "workers", fmt.Sprintf("parallel apply sessions on the target: a count, or auto (a pool of %d, of which paraply finds while it runs how many apply fastest)", replicate.AutoWorkersPool))
 	f.StringVar(&p.mode, "dependency", cfg.Mode.String(), "serial|database|commit-order|writeset|writeset-session")
 	f.BoolVar(&cfg.PreserveOrder, "preserve-commit-order", cfg.PreserveOrder, "commit on the target in source order")
 	f.IntVar(&cfg.BatchTxns, "batch-max-txns", cfg.BatchTxns, "source transactions combined into one target transaction at most")
@@ -83,7 +84,7 @@ func (p *pipelineFlags) run(ctx context.Context, cfg replicate.Config, newPipeli
 	tuneGC()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	workers := metrics.NewWorkers(cfg.Workers)
+	workers := metrics.NewWorkers(cfg.Pool())
 	cfg.Observer = workers
 	rep := newPipeline(cfg)
 	if p.httpAddr != "" {
@@ -114,3 +115,28 @@ func (p *pipelineFlags) run(ctx context.Context, cfg replicate.Config, newPipeli
 	<-followed
 	return err
 }
+
+// workersValue is --workers: "auto" or a fixed count.
+type workersValue replicate.Config
+
+func (w *workersValue) String() string {
+	if (*replicate.Config)(w).Auto() {
+		return "auto"
+	}
+	return strconv.Itoa(w.Workers)
+}
+
+func (w *workersValue) Set(s string) error {
+	if s == "auto" {
+		w.Workers = 0
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return fmt.Errorf("%q: want auto or a count of at least 1", s)
+	}
+	w.Workers = n
+	return nil
+}
+
+func (w *workersValue) Type() string { return "auto|N" }

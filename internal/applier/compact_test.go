@@ -86,7 +86,7 @@ func TestCompactFallback(t *testing.T) {
 		in, done := make(chan *Work, 1), make(chan *Work, 1)
 		in <- w
 		close(in)
-		return pool.Run(ctx, in, done)
+		return pool.Run(ctx, []chan *Work{in}, done)
 	}
 	updates := func() int {
 		var name string

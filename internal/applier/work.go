@@ -67,6 +67,8 @@ type Work struct {
 	Retries int
 	// Err is set when the work failed for good.
 	Err error
+	// Worker is the worker that applied it (set with the result).
+	Worker int
 }
 
 // First is the stream position of the work's first transaction (with

@@ -157,14 +157,29 @@ func ConfigureSession(c *mysql.Config) {
 }
 
 // Run starts the workers and returns when ctx is done or a worker fails.
-// Work comes from in and goes to done once committed.
-func (p *Pool) Run(ctx context.Context, in <-chan *Work, done chan<- *Work) error {
+// Worker i takes its work from in[i] (one channel per worker, so that the
+// coordinator chooses who applies: a worker that just committed has its
+// session and buffers warm) and sends it to done once committed, with
+// Work.Worker set.
+func (p *Pool) Run(ctx context.Context, in []chan *Work, done chan<- *Work) error {
+	if len(in) != p.cfg.Workers {
+		return fmt.Errorf("applier: %d work channels for %d workers", len(in), p.cfg.Workers)
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	for i := 0; i < p.cfg.Workers; i++ {
 		w := &worker{id: i, p: p, log: p.cfg.Logger.With("worker", i)}
-		g.Go(func() error { return w.run(ctx, in, done) })
+		g.Go(func() error { return w.run(ctx, in[i], done) })
 	}
 	return g.Wait()
+}
+
+// WorkChannels makes the n channels of a pool of n workers.
+func WorkChannels(n int) []chan *Work {
+	in := make([]chan *Work, n)
+	for i := range in {
+		in[i] = make(chan *Work)
+	}
+	return in
 }
 
 type worker struct {
@@ -204,6 +219,7 @@ func (w *worker) run(ctx context.Context, in <-chan *Work, done chan<- *Work) er
 				work.Err = err
 				return err
 			}
+			work.Worker = w.id
 			select {
 			case done <- work:
 			case <-ctx.Done():

@@ -52,10 +52,10 @@ func Replicate(ctx context.Context, o Options) (err error) {
 	if cfg.Target, err = config.ParseEndpoint(tgt.URL()); err != nil {
 		return err
 	}
-	cfg.Mode, cfg.Workers, cfg.StartGTID = deptrack.WritesetMode, 8, start
+	cfg.Mode, cfg.StartGTID = deptrack.WritesetMode, start
 	cfg.RelayDir = filepath.Join(tgt.Dir, "paraply-relay")
 	rep := replicate.New(cfg)
-	fmt.Fprintf(o.Out, "paraply replicate --dependency writeset --workers 8 (the target starts empty: it receives the schema and the %d sysbench rows too)\n\n", o.Tables*o.TableSize)
+	fmt.Fprintf(o.Out, "paraply replicate --dependency writeset --workers auto (the target starts empty: it receives the schema and the %d sysbench rows too)\n\n", o.Tables*o.TableSize)
 
 	rctx, stopReplica := context.WithCancel(ctx)
 	defer stopReplica()

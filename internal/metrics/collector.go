@@ -58,7 +58,8 @@ var Metrics = []metric{
 	{"paraply_filtered_rows_total", "Row changes --include/--exclude left out.", nil},
 	{"paraply_filtered_statements_total", "DDL and statement-format DML statements --include/--exclude left out.", nil},
 	{"paraply_dependency_causes_total", "Transactions serialized beyond their rows, by cause (ddl, keyless_table, ...).", []string{"cause"}},
-	{"paraply_workers", "Configured workers.", nil},
+	{"paraply_workers", "Configured workers (the pool's size).", nil},
+	{"paraply_workers_limit", "Workers that may have work at once: the pool's size, or with --workers auto the count found to apply fastest.", nil},
 	{"paraply_worker_applied_transactions_total", "Source transactions applied, per worker.", []string{"worker"}},
 	{"paraply_worker_busy_seconds_total", "Time executing statements and committing, per worker.", []string{"worker"}},
 	{"paraply_worker_commit_seconds_total", "Time in COMMIT, per worker.", []string{"worker"}},
@@ -165,6 +166,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	g("paraply_workers", float64(st.Workers))
+	g("paraply_workers_limit", float64(st.Scheduler.Limit))
 	for _, w := range workers {
 		id := strconv.Itoa(w.Worker)
 		n("paraply_worker_applied_transactions_total", float64(w.Transactions), id)

@@ -25,7 +25,9 @@ type Config struct {
 	Source, Target config.Endpoint
 	SourceTLS      *tls.Config
 	TargetTLS      *tls.Config
-	// Workers applying in parallel.
+	// Workers applying in parallel; 0 is --workers auto: a pool of
+	// AutoWorkersPool, of which the coordinator finds, while it runs, how
+	// many have work at once.
 	Workers int
 	// Mode is the dependency mode (--dependency).
 	Mode deptrack.Mode
@@ -106,11 +108,13 @@ type Config struct {
 // piece still holds hundreds of rows events.
 const DefaultPieceBytes = 4 << 20
 
+// AutoWorkersPool is the pool --workers auto chooses from.
+const AutoWorkersPool = 16
+
 // Default returns the defaults: safe (commit order preserved, writeset
 // dependencies), and sized for a small machine.
 func Default() Config {
 	return Config{
-		Workers:       8,
 		Mode:          deptrack.WritesetMode,
 		PreserveOrder: true,
 		RelayDir:      "paraply-relay",
@@ -132,8 +136,8 @@ func (c Config) Validate() error {
 		return errors.New("--source is required")
 	case c.Target.Host == "":
 		return errors.New("--target is required")
-	case c.Workers < 1 || c.Workers > 256:
-		return errors.New("--workers must be between 1 and 256")
+	case c.Workers < 0 || c.Workers > 256:
+		return errors.New("--workers must be auto or between 1 and 256")
 	case c.RelayDir == "":
 		return errors.New("--relay-dir is required")
 	case c.ServerID == 0:
@@ -155,6 +159,17 @@ func (c Config) Validate() error {
 		return lag.Heartbeat{Table: c.HeartbeatTable}.Validate()
 	}
 	return nil
+}
+
+// Auto reports --workers auto.
+func (c Config) Auto() bool { return c.Workers == 0 }
+
+// Pool is the number of worker sessions.
+func (c Config) Pool() int {
+	if c.Auto() {
+		return AutoWorkersPool
+	}
+	return c.Workers
 }
 
 // batchTxns is how many source transactions a target transaction holds

@@ -134,8 +134,8 @@ func (r *Replica) run(ctx context.Context) error {
 		return err
 	}
 	defer tgtDB.Close()
-	tgtDB.SetMaxOpenConns(r.cfg.Workers + 4)
-	tgtDB.SetMaxIdleConns(r.cfg.Workers + 4)
+	tgtDB.SetMaxOpenConns(r.cfg.Pool() + 4)
+	tgtDB.SetMaxIdleConns(r.cfg.Pool() + 4)
 	var cat *schema.Catalog
 	if err := r.untilReachable(ctx, "target", r.cfg.Target.String(), func() (err error) {
 		cat, err = r.feed.catalog(ctx, tgtDB)
@@ -180,7 +180,7 @@ func (r *Replica) run(ctx context.Context) error {
 	}
 	defer relay.Close()
 	r.log.Info("replicating", "source", r.feed, "flavor", r.info.Flavor, "target", r.cfg.Target,
-		"dependency", r.cfg.Mode, "workers", r.cfg.Workers, "apply", path, "from", start, "relay_index", prefix)
+		"dependency", r.cfg.Mode, "workers", r.cfg.Pool(), "auto_workers", r.cfg.Auto(), "apply", path, "from", start, "relay_index", prefix)
 
 	var until, stopAfter mysql.GTIDSet
 	switch {
@@ -230,16 +230,16 @@ func (r *Replica) run(ctx context.Context) error {
 	r.mu.Lock()
 	r.prep, r.seq = prep, seq
 	r.mu.Unlock()
-	pool := applier.NewPool(applier.Config{Workers: r.cfg.Workers, Path: path, SourceSession: sameFlavor, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
+	pool := applier.NewPool(applier.Config{Workers: r.cfg.Pool(), Path: path, SourceSession: sameFlavor, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
 		PreserveGTIDs: r.cfg.PreserveGTIDs, Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
 	coord := scheduler.NewCoordinator(scheduler.Config{
-		Start: state.Position, Window: r.cfg.Window, BatchTxns: r.cfg.batchTxns(), BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
+		Start: state.Position, Window: r.cfg.Window, BatchTxns: r.cfg.batchTxns(), BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Pool(), Adaptive: r.cfg.Auto(), PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
 	}, seq)
 
 	g, gctx := errgroup.WithContext(ctx)
 	prepared := make(chan *scheduler.Prepared, 256)
-	work := make(chan *applier.Work)
-	done := make(chan *applier.Work, r.cfg.Workers)
+	work := applier.WorkChannels(r.cfg.Pool())
+	done := make(chan *applier.Work, r.cfg.Pool())
 	reader := relay.NewReader(prefix + 1)
 	defer reader.Close()
 	g.Go(func() error {

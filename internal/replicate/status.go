@@ -17,8 +17,11 @@ type Status struct {
 	Flavor         string
 	Dependency     string
 	Workers        int
-	PreserveOrder  bool
-	Started        time.Time
+	// AutoWorkers is --workers auto: Scheduler.Limit of the Workers may
+	// have work at once, for Scheduler.LimitReason.
+	AutoWorkers   bool
+	PreserveOrder bool
+	Started       time.Time
 	// SourcePosition is the source's GTID position when replication started.
 	SourcePosition string
 	Receiver       source.Status
@@ -60,7 +63,7 @@ func (r *Replica) Status() Status {
 		Now:    time.Now(),
 		Source: r.feed.String(), Target: r.cfg.Target.String(),
 		Flavor: r.info.Flavor.String(), Dependency: r.cfg.Mode.String(),
-		Workers: r.cfg.Workers, PreserveOrder: r.cfg.PreserveOrder,
+		Workers: r.cfg.Pool(), AutoWorkers: r.cfg.Auto(), PreserveOrder: r.cfg.PreserveOrder,
 		Started: r.started, SourcePosition: r.info.Position,
 		Scheduler: r.stats, Checkpoint: r.saved, CheckpointSaved: r.savedAt,
 		Delay: r.cfg.Delay,

@@ -26,7 +26,7 @@ const (
 )
 
 // classifyWait names the wait of a coordinator that formed next (nil if
-// none) with idle workers free. holding says it lets a batch fill on
+// none) with idle workers free (of those the concurrency limit allows). holding says it lets a batch fill on
 // purpose; blocked says an admitted transaction is not handed out yet
 // (the core's head exists); full says the window is full.
 //

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,13 +40,23 @@ func TestClassifyWait(t *testing.T) {
 // statistics.
 func simulate(t *testing.T, cfg Config, hold time.Duration, feed func(in chan<- *Prepared)) Stats {
 	t.Helper()
+	s, _, _ := simulatePeak(t, cfg, hold, feed)
+	return s
+}
+
+// simulatePeak is simulate, and also says how many works the pool held at
+// once at most, and how many of its workers ever had work.
+func simulatePeak(t *testing.T, cfg Config, hold time.Duration, feed func(in chan<- *Prepared)) (Stats, int, int) {
+	t.Helper()
+	var running, peak atomic.Int64
+	var used sync.Map
 	cfg.ProgressEvery = 5 * time.Millisecond
 	seq := applier.NewSequencer(0)
 	c := NewCoordinator(cfg, seq)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in := make(chan *Prepared, 256)
-	work := make(chan *applier.Work)
+	work := applier.WorkChannels(cfg.Workers)
 	done := make(chan *applier.Work, cfg.Workers)
 	var wg sync.WaitGroup
 	for i := 0; i < cfg.Workers; i++ {
@@ -54,8 +65,14 @@ func simulate(t *testing.T, cfg Config, hold time.Duration, feed func(in chan<- 
 			defer wg.Done()
 			for {
 				select {
-				case w := <-work:
+				case w := <-work[i]:
+					n := running.Add(1)
+					for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+					}
 					time.Sleep(hold)
+					running.Add(-1)
+					w.Worker = i
+					used.Store(i, true)
 					for _, tx := range w.Txns {
 						seq.Done(tx.Seq, tx.Seq)
 					}
@@ -86,7 +103,9 @@ func simulate(t *testing.T, cfg Config, hold time.Duration, feed func(in chan<- 
 			wg.Wait()
 			mu.Lock()
 			defer mu.Unlock()
-			return last
+			n := 0
+			used.Range(func(any, any) bool { n++; return true })
+			return last, int(peak.Load()), n
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the simulated pool did not finish: %+v", s)

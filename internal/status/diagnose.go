@@ -102,6 +102,11 @@ func lagCauses(st replicate.Status, iv Interval, hot []Count) []Finding {
 	case w["workers_busy"].Seconds >= 0.4*secs && iv.ExecShare+iv.CommitShare >= 0.6:
 		// Workers occupied, and occupied working (not waiting for their
 		// turn to commit, which more workers would not shorten).
+		if st.AutoWorkers && st.Scheduler.Limit < st.Workers {
+			add("workers_busy", fmt.Sprintf("All %d workers that --workers auto lets apply at once are busy and transactions are ready for more", st.Scheduler.Limit),
+				"More at once applied no faster on this target ("+st.Scheduler.LimitReason+"): the target's CPU, I/O or locks are the limit, not paraply's workers.")
+			break
+		}
 		add("workers_busy", fmt.Sprintf("All %d workers are busy and transactions are ready for more", st.Workers),
 			fmt.Sprintf("Add workers (--workers %d), as long as the target has CPU and I/O to spare.", 2*st.Workers))
 	case w["dependency"].Seconds >= 0.4*secs && !strings.HasPrefix(st.Dependency, "writeset"):

@@ -45,11 +45,11 @@ func TestPageInBrowser(t *testing.T) {
 	}
 	cfg := replicate.Default()
 	cfg.Source, cfg.Target = pageEndpoint(t, src), pageEndpoint(t, tgt)
-	cfg.Workers = 2
+	// Workers: the default, --workers auto.
 	cfg.RelayDir = filepath.Join(t.TempDir(), "relay")
 	cfg.StartGTID = pageGTIDPosition(t, src)
 	cfg.Heartbeat = 200 * time.Millisecond
-	workers := metrics.NewWorkers(cfg.Workers)
+	workers := metrics.NewWorkers(cfg.Pool())
 	cfg.Observer = workers
 	rep := replicate.New(cfg)
 	srv := NewServer(rep, workers)
@@ -119,6 +119,11 @@ func TestPageInBrowser(t *testing.T) {
 	}
 	if n := strings.Count(pageElement(dom, "diagnosis"), "data-cause="); n < 1 {
 		t.Errorf("the diagnosis list has no entry:\n%s", pageElement(dom, "diagnosis"))
+	}
+	// --workers auto (the default): how many of the pool apply at once,
+	// and why, in the header.
+	if w := pageElement(dom, "workers-limit"); !strings.Contains(w, "of 16 at once") || !strings.Contains(w, "title=") {
+		t.Errorf("the header does not show the workers auto chose: %q", w)
 	}
 	if hdr := pageElement(dom, "endpoints"); !strings.Contains(hdr, src.URL()) {
 		t.Errorf("the header does not show the source %s:\n%s", src.URL(), hdr)

@@ -214,3 +214,27 @@ type recorded struct {
 	Unwanted []string `json:"unwanted"`
 	Report   Report   `json:"report"`
 }
+
+// TestWorkersBusyUnderAutoLimit: with --workers auto holding 2 of 16
+// workers, all of them busy is what the limit chose, so the advice is not
+// "add workers" but what the limit measured.
+func TestWorkersBusyUnderAutoLimit(t *testing.T) {
+	st, iv := healthy()
+	behindBy(&st, &iv, 8)
+	iv.Waits["workers_busy"] = Wait{3000, 9}
+	iv.ExecShare, iv.CommitShare, iv.IdleShare = 0.8, 0.15, 0.05
+	st.Workers, st.AutoWorkers = 16, true
+	st.Scheduler.Limit, st.Scheduler.LimitReason = 2, "2: 9000 tps at 3 was no better than 9100"
+	var f *Finding
+	for _, d := range Diagnose(st, iv, nil) {
+		if d.Cause == "workers_busy" {
+			f = &d
+		}
+	}
+	if f == nil {
+		t.Fatal("no workers_busy finding")
+	}
+	if !strings.Contains(f.Title, "All 2 workers that --workers auto") || strings.Contains(f.Advice, "Add workers") || !strings.Contains(f.Advice, "9000 tps at 3") {
+		t.Errorf("finding %+v: want the limit's 2 workers and its reason, not advice to add workers", *f)
+	}
+}

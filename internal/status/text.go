@@ -14,8 +14,8 @@ import (
 func WriteText(w io.Writer, r Report) error {
 	st, iv := r.Status, r.Interval
 	var b strings.Builder
-	fmt.Fprintf(&b, "paraply: %s -> %s, %s dependencies, %d workers, commit order preserved: %v\n",
-		st.Source, st.Target, st.Dependency, st.Workers, st.PreserveOrder)
+	fmt.Fprintf(&b, "paraply: %s -> %s, %s dependencies, %s, commit order preserved: %v\n",
+		st.Source, st.Target, st.Dependency, workersText(st), st.PreserveOrder)
 	if st.Delay > 0 {
 		held := ""
 		if u := st.Dependencies.DelayedUntil; !u.IsZero() {
@@ -119,4 +119,17 @@ func age(now, t time.Time) string {
 		return "never"
 	}
 	return now.Sub(t).Round(100 * time.Millisecond).String()
+}
+
+// workersText says how many workers apply: the fixed count, or what
+// --workers auto chose and why.
+func workersText(st replicate.Status) string {
+	if !st.AutoWorkers {
+		return fmt.Sprintf("%d workers", st.Workers)
+	}
+	why := ""
+	if r := st.Scheduler.LimitReason; r != "" {
+		why = " (" + r + ")"
+	}
+	return fmt.Sprintf("workers auto: %d of %d at once%s", st.Scheduler.Limit, st.Workers, why)
 }

@@ -194,12 +194,21 @@ function render(data) {
     el('a', { href: 'history.json' }, '/history.json'));
 }
 
+// workersChip shows the fixed worker count, or with --workers auto how
+// many apply at once and why (the reason in the tooltip).
+function workersChip(st) {
+  const sch = st.Scheduler || {};
+  if (!st.AutoWorkers) return el('span', { className: 'chip' }, el('b', {}, st.Workers), ' workers');
+  return el('span', { className: 'chip', id: 'workers-limit', title: sch.LimitReason || '' },
+    'workers auto: ', el('b', {}, sch.Limit), ' of ', st.Workers, ' at once');
+}
+
 function renderHeader(st, iv) {
   fill($('endpoints'), st.Source || '?', el('span', { className: 'arrow' }, '→'), st.Target || '?');
   const rcv = st.Receiver || {};
   const chips = [
     el('span', { className: 'chip' }, 'dependency ', el('b', {}, st.Dependency || '?')),
-    el('span', { className: 'chip' }, el('b', {}, st.Workers), ' workers'),
+    workersChip(st),
     el('span', { className: 'chip' }, 'commit order ', el('b', {}, st.PreserveOrder ? 'preserved' : 'not preserved')),
     rcv.Connected
       ? el('span', { className: 'chip ok', id: 'receiver' }, el('span', { className: 'dot' }), 'source connected')
