@@ -49,6 +49,7 @@ func run() int {
 	verify := flag.String("verify", def.Verify, "runs checked with paraply verify: first, all or none")
 	bufferPool := flag.Int("buffer-pool-mb", def.BufferPoolMB, "innodb_buffer_pool_size of every server, MiB (at most 256)")
 	noWarm := flag.Bool("no-warm", false, "do not read the tables into the buffer pool after each restore")
+	profile := flag.Bool("profile", false, "keep a CPU profile of every paraply run in the output directory (cpu-*.pprof; go tool pprof reads them)")
 	baseDir := flag.String("base-dir", "", "directory for the servers and snapshots (default $TMPDIR)")
 	flag.BoolVar(&list, "list", false, "list the workloads and the default configurations, then exit")
 	flag.Parse()
@@ -104,7 +105,7 @@ func run() int {
 		cfg.TableSize = *tableSize
 	}
 	cfg.Paraply, cfg.RunTimeout, cfg.Verify, cfg.BufferPoolMB = *paraply, *timeout, *verify, *bufferPool
-	cfg.Warm, cfg.BaseDir = !*noWarm, *baseDir
+	cfg.Warm, cfg.BaseDir, cfg.Profile = !*noWarm, *baseDir, *profile
 	cfg.OutDir = *out
 	if cfg.OutDir == "" {
 		cfg.OutDir = defaultOutDir(quick)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/spf13/cobra"
@@ -28,10 +29,37 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(analyzeCmd(), replicateCmd(), applyCmd(), handoverCmd(), skipCmd(), statusCmd(), verifyCmd(), demoCmd())
-	if err := root.Execute(); err != nil {
+	stop, err := startProfile(os.Getenv("PARAPLY_CPU_PROFILE"))
+	if err == nil {
+		err = root.Execute()
+		stop()
+	}
+	if err != nil {
 		if !errors.Is(err, errSilent) {
 			fmt.Fprintln(os.Stderr, "paraply:", err)
 		}
 		os.Exit(1)
 	}
+}
+
+// startProfile writes a CPU profile of the whole command to path (none
+// when path is ""): the benchmark sets PARAPLY_CPU_PROFILE to keep a
+// profile of every run beside its results. The returned function ends
+// it.
+func startProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("PARAPLY_CPU_PROFILE: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("PARAPLY_CPU_PROFILE: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -35,6 +35,10 @@ const (
 	CeilingClients = 16
 )
 
+// Defaults is paraply with its defaults: --workers auto, writeset
+// dependencies, batches of 64, commit order kept.
+var Defaults = Apply{Kind: Paraply, Mode: "writeset", Batch: DefaultBatch}
+
 // NativeModes are the slave_parallel_mode values measured by default.
 var NativeModes = []string{"conservative", "optimistic", "aggressive"}
 
@@ -48,7 +52,9 @@ var (
 //
 //	native-single                     slave_parallel_threads=0
 //	native-16-optimistic              slave_parallel_threads=16, slave_parallel_mode=optimistic
-//	paraply-16-writeset               --workers 16 --dependency writeset (--batch-max-txns 16)
+//	native-16-optimistic-receive      the same, timed from START SLAVE with an empty relay log
+//	paraply-16-writeset               --workers 16 --dependency writeset (--batch-max-txns 64)
+//	paraply-auto-writeset             --workers auto: paraply's defaults
 //	paraply-16-writeset-nobatch       the same with --batch-max-txns 1
 //	paraply-16-writeset-batch64       --batch-max-txns 64
 //	paraply-16-writeset-unordered     --preserve-commit-order=false
@@ -60,8 +66,8 @@ var (
 type Apply struct {
 	Kind Kind `json:"kind"`
 	// Threads is slave_parallel_threads (native, 0 = the single-threaded
-	// SQL thread), --workers (paraply, apply) or sysbench clients
-	// (ceiling).
+	// SQL thread), --workers (paraply, 0 = auto; apply) or sysbench
+	// clients (ceiling).
 	Threads int `json:"threads"`
 	// Mode is slave_parallel_mode (native) or --dependency (paraply).
 	Mode string `json:"mode,omitempty"`
@@ -76,18 +82,25 @@ type Apply struct {
 	// GTIDs is --preserve-gtids (paraply): each source transaction commits
 	// under its own GTID, so Batch is 1.
 	GTIDs bool `json:"gtids,omitempty"`
+	// Receive times the native replica from START SLAVE with an empty
+	// relay log, receiving included, as paraply's time always is.
+	Receive bool `json:"receive,omitempty"`
 }
 
 // Name returns the configuration's name in the syntax ParseApply reads.
 func (a Apply) Name() string {
 	switch a.Kind {
 	case Native:
+		s := fmt.Sprintf("native-%d-%s", a.Threads, a.Mode)
 		if a.Threads == 0 {
-			return "native-single"
+			s = "native-single"
 		}
-		return fmt.Sprintf("native-%d-%s", a.Threads, a.Mode)
+		if a.Receive {
+			s += "-receive"
+		}
+		return s
 	case Paraply:
-		s := fmt.Sprintf("paraply-%d-%s", a.Threads, a.Mode)
+		s := fmt.Sprintf("paraply-%s-%s", a.workers(), a.Mode)
 		switch {
 		case a.Batch == DefaultBatch, a.GTIDs:
 		case a.Batch == 1:
@@ -120,12 +133,16 @@ func (a Apply) Name() string {
 func (a Apply) Label() string {
 	switch a.Kind {
 	case Native:
+		s := fmt.Sprintf("native %d %s", a.Threads, a.Mode)
 		if a.Threads == 0 {
-			return "native single"
+			s = "native single"
 		}
-		return fmt.Sprintf("native %d %s", a.Threads, a.Mode)
+		if a.Receive {
+			s += " from START SLAVE"
+		}
+		return s
 	case Paraply:
-		s := fmt.Sprintf("paraply %d %s", a.Threads, a.Mode)
+		s := fmt.Sprintf("paraply %s %s", a.workers(), a.Mode)
 		if a.Batch == 1 {
 			s += " nobatch"
 		} else {
@@ -149,6 +166,14 @@ func (a Apply) Label() string {
 		return fmt.Sprintf("paraply apply %d", a.Threads)
 	}
 	return string(a.Kind)
+}
+
+// workers is --workers of a paraply configuration.
+func (a Apply) workers() string {
+	if a.Threads == 0 {
+		return "auto"
+	}
+	return strconv.Itoa(a.Threads)
 }
 
 // ParseApply parses a configuration name (see Apply).
@@ -178,14 +203,15 @@ func ParseApply(name string) (Apply, error) {
 		}
 		return a, nil
 	case Native:
+		rest, receive := strings.CutSuffix(rest, "-receive")
 		if rest == "single" {
-			return Apply{Kind: Native}, nil
+			return Apply{Kind: Native, Receive: receive}, nil
 		}
 		n, mode, ok := threadsMode(rest)
 		if !ok || n < 1 || !slices.Contains(nativeModes, mode) {
-			return bad("want native-single or native-<threads>-<" + strings.Join(nativeModes, "|") + ">")
+			return bad("want native-single or native-<threads>-<" + strings.Join(nativeModes, "|") + ">, then -receive or not")
 		}
-		return Apply{Kind: Native, Threads: n, Mode: mode}, nil
+		return Apply{Kind: Native, Threads: n, Mode: mode, Receive: receive}, nil
 	case Paraply:
 		a := Apply{Kind: Paraply, Batch: DefaultBatch}
 		if r, ok := strings.CutSuffix(rest, "-gtids"); ok {
@@ -206,9 +232,13 @@ func ParseApply(name string) (Apply, error) {
 			}
 			rest, a.Batch = rest[:i], b
 		}
+		r, auto := strings.CutPrefix(rest, "auto-")
+		if auto {
+			rest = "0-" + r
+		}
 		n, mode, ok := threadsMode(rest)
-		if !ok || n < 1 || !slices.Contains(paraplyModes, mode) {
-			return bad("want paraply-<workers>-<" + strings.Join(paraplyModes, "|") + ">[-nobatch|-batch<N>][-unordered][-binlog][-gtids]")
+		if !ok || n < 1 && !auto || !slices.Contains(paraplyModes, mode) {
+			return bad("want paraply-<workers|auto>-<" + strings.Join(paraplyModes, "|") + ">[-nobatch|-batch<N>][-unordered][-binlog][-gtids]")
 		}
 		a.Threads, a.Mode = n, mode
 		return a, nil

@@ -21,12 +21,16 @@ func TestApplyNamesRoundTrip(t *testing.T) {
 	for name, want := range map[string]Apply{
 		"native-single":                        {Kind: Native},
 		"native-4-conservative":                {Kind: Native, Threads: 4, Mode: "conservative"},
+		"native-single-receive":                {Kind: Native, Receive: true},
+		"native-16-aggressive-receive":         {Kind: Native, Threads: 16, Mode: "aggressive", Receive: true},
 		"paraply-16-writeset-session":          {Kind: Paraply, Threads: 16, Mode: "writeset-session", Batch: 64},
 		"paraply-8-commit-order-nobatch":       {Kind: Paraply, Threads: 8, Mode: "commit-order", Batch: 1},
 		"paraply-4-writeset-batch16":           {Kind: Paraply, Threads: 4, Mode: "writeset", Batch: 16},
 		"paraply-4-writeset-nobatch-unordered": {Kind: Paraply, Threads: 4, Mode: "writeset", Batch: 1, Unordered: true},
 		"paraply-8-writeset-unordered-binlog":  {Kind: Paraply, Threads: 8, Mode: "writeset", Batch: 64, Unordered: true, Binlog: true},
 		"paraply-16-writeset-gtids":            {Kind: Paraply, Threads: 16, Mode: "writeset", Batch: 1, GTIDs: true},
+		"paraply-auto-writeset":                {Kind: Paraply, Mode: "writeset", Batch: 64},
+		"paraply-auto-serial-unordered":        {Kind: Paraply, Mode: "serial", Batch: 64, Unordered: true},
 		"ceiling":                              {Kind: Ceiling, Threads: 16},
 		"ceiling-32":                           {Kind: Ceiling, Threads: 32},
 		"mariadb-binlog":                       {Kind: MariadbBinlog},
@@ -40,7 +44,7 @@ func TestApplyNamesRoundTrip(t *testing.T) {
 			t.Errorf("%+v.Name() = %q, want %q", got, got.Name(), name)
 		}
 	}
-	for _, bad := range []string{"", "native", "native-16", "native-16-fast", "paraply-x-writeset", "paraply-16-rows", "ceiling-0", "mysql-single", "paraply-4-writeset-batch0", "apply", "apply-0", "mariadb-binlog-2"} {
+	for _, bad := range []string{"", "native", "native-16", "native-16-fast", "paraply-x-writeset", "paraply-16-rows", "paraply-0-writeset", "paraply-auto", "ceiling-0", "mysql-single", "paraply-4-writeset-batch0", "apply", "apply-0", "mariadb-binlog-2"} {
 		if _, err := ParseApply(bad); err == nil {
 			t.Errorf("ParseApply(%q) succeeded", bad)
 		}
@@ -54,8 +58,8 @@ func TestConfigs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(Default().Applies); n != 24 {
-		t.Errorf("default configurations: %d, want 24 (7 native, 2 serial bases, 12 paraply, ceiling, 2 point-in-time recovery)", n)
+	if n := len(Default().Applies); n != 29 {
+		t.Errorf("default configurations: %d, want 29 (7 native, 4 native timed with receiving, 2 serial bases, 12 paraply, paraply's defaults, ceiling, 2 point-in-time recovery)", n)
 	}
 	ws, err := ParseWorkloads("hot_rows,write_only")
 	if err != nil || len(ws) != 2 || ws[0].Args[0] != "--rand-type=pareto" {
@@ -142,6 +146,8 @@ func sample() *Backlog {
 			run("paraply-16-writeset-nobatch", 3000), // 7.5x over its base: within 20%
 			run("paraply-16-commit-order", 0),
 			run("ceiling", 4000),
+			run("native-16-aggressive-receive", 1500),
+			run("paraply-auto-writeset", 2800),
 		},
 	}
 	b.Runs[6].Failed, b.Runs[6].Error = true, "paraply replicate: exit status 1\nmore"
@@ -154,6 +160,10 @@ func TestCompute(t *testing.T) {
 	if b.NativeSingleTPS != 1000 || b.BestNativeTPS != 2000 || b.BestNative != "native-16-aggressive" ||
 		b.BestParaplyTPS != 3000 || b.CeilingTPS != 4000 {
 		t.Fatalf("references: %+v", b)
+	}
+	// Timed with receiving, the native run is not the apply-only best.
+	if b.BestNativeReceive != "native-16-aggressive-receive" || b.BestNativeReceiveTPS != 1500 || b.DefaultsTPS != 2800 {
+		t.Errorf("receive and defaults references: %q %v, defaults %v", b.BestNativeReceive, b.BestNativeReceiveTPS, b.DefaultsTPS)
 	}
 	ws := b.find("paraply-16-writeset")
 	if ws.VsNativeSingle != 3 || ws.VsBestNative != 1.5 || ws.VsCeiling != 0.75 {
@@ -179,7 +189,8 @@ func TestMarkdownAndChart(t *testing.T) {
 	}
 	md := res.Markdown()
 	for _, want := range []string{
-		"| write_only T=1 durable | 1000 | 2000 (native-16-aggressive) | 3000 (paraply-16-writeset) | 1.50x | 4000 |",
+		"| write_only T=1 durable | 1000 | 2000 (native-16-aggressive) | 2800 | 1.40x | 3000 (paraply-16-writeset) | 1.50x | 4000 |",
+		"| write_only T=1 durable | 1500 (native-16-aggressive-receive) | 2800 | 1.87x | 3000 (paraply-16-writeset) | 2.00x |",
 		"| paraply 16 writeset batch=64* | 10.0 | 3000 | 3.00x | 1.50x | 0.75x | 8.00x | 6.00x | prediction off by -25% |  |  |",
 		"| paraply 16 commit-order batch=64* | failed after 10.0 |",
 		"The backlog could not be built",

@@ -65,6 +65,9 @@ type Config struct {
 	Warm bool
 	// Paraply is the paraply binary.
 	Paraply string
+	// Profile keeps a CPU profile of every paraply run in OutDir
+	// (PARAPLY_CPU_PROFILE), named in its Measurement.
+	Profile bool
 	// OutDir receives results.json, results.md and the charts.
 	OutDir string
 	// BaseDir is where the servers and the snapshots live ("" = os.TempDir()).
@@ -93,6 +96,12 @@ func Default() Config {
 			applies = append(applies, Apply{Kind: Native, Threads: n, Mode: m})
 		}
 	}
+	// The other fair pair: the native replica timed with its receiving,
+	// as paraply is.
+	applies = append(applies, Apply{Kind: Native, Receive: true})
+	for _, m := range NativeModes {
+		applies = append(applies, Apply{Kind: Native, Threads: 16, Mode: m, Receive: true})
+	}
 	// The 1-worker serial runs are the base of the measured speedups.
 	for _, batch := range []int{DefaultBatch, 1} {
 		applies = append(applies, Apply{Kind: Paraply, Threads: 1, Mode: "serial", Batch: batch})
@@ -104,6 +113,7 @@ func Default() Config {
 			}
 		}
 	}
+	applies = append(applies, Defaults)
 	applies = append(applies, Apply{Kind: Ceiling, Threads: CeilingClients})
 	// Point-in-time recovery of the same files onto the same snapshot.
 	applies = append(applies, Apply{Kind: MariadbBinlog}, Apply{Kind: ParaplyApply, Threads: 16})
@@ -134,8 +144,8 @@ func Quick() Config {
 	c.Tables, c.TableSize, c.Events = 8, 10000, 5000
 	c.Workloads = []Workload{mustWorkload("write_only"), mustWorkload("hot_rows")}
 	c.Durable = []bool{true}
-	c.Applies = mustApplies("native-single,native-16-optimistic,native-16-aggressive," +
-		"paraply-1-serial,paraply-1-serial-nobatch,paraply-8-writeset,paraply-16-writeset,paraply-16-writeset-nobatch," +
+	c.Applies = mustApplies("native-single,native-16-optimistic,native-16-aggressive,native-single-receive,native-16-aggressive-receive," +
+		"paraply-auto-writeset,paraply-1-serial,paraply-1-serial-nobatch,paraply-8-writeset,paraply-16-writeset,paraply-16-writeset-nobatch," +
 		"paraply-8-writeset-unordered,paraply-1-serial-binlog,paraply-16-writeset-binlog,paraply-8-writeset-unordered-binlog,paraply-16-writeset-gtids,ceiling,mariadb-binlog,apply-16")
 	return c
 }

@@ -17,7 +17,9 @@ const waitSlice = time.Second
 // a: slave_parallel_threads and slave_parallel_mode are set, the relay log
 // is filled with only the IO thread running, and the timer runs from
 // START SLAVE SQL_THREAD until @@gtid_slave_pos reaches the backlog's end.
-// So the native time is the apply alone.
+// So the native time is the apply alone. With a.Receive the relay log
+// starts empty and the timer runs from START SLAVE (both threads): the
+// native time includes receiving, as paraply's does.
 func (c *cluster) runNative(ctx context.Context, a Apply, b *Backlog, run *Measurement) error {
 	end, err := parsePosition(b.After)
 	if err != nil {
@@ -55,17 +57,24 @@ func (c *cluster) runNative(ctx context.Context, a Apply, b *Backlog, run *Measu
 		fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, MASTER_USER='root', MASTER_USE_GTID=slave_pos", c.source.Port),
 		"SET GLOBAL slave_parallel_threads = "+strconv.Itoa(a.Threads),
 		"SET GLOBAL slave_parallel_mode = "+quote(mode),
-		"START SLAVE IO_THREAD",
 	); err != nil {
 		return err
 	}
-	if err := waitIO(ctx, conn, end); err != nil {
-		return err
+	start := "START SLAVE"
+	if !a.Receive {
+		if err := exec("START SLAVE IO_THREAD"); err != nil {
+			return err
+		}
+		if err := waitIO(ctx, conn, end); err != nil {
+			return err
+		}
+		start = "START SLAVE SQL_THREAD"
 	}
+	run.IncludesReceive = a.Receive
 	cpu0 := serverCPU(c.replica)
 	sp := startSampler(ctx, c.replica)
 	began := time.Now()
-	err = exec("START SLAVE SQL_THREAD")
+	err = exec(start)
 	if err == nil {
 		err = waitApplied(ctx, conn, b.After)
 	}

@@ -33,7 +33,7 @@ func (c *cluster) runParaply(ctx context.Context, a Apply, b *Backlog, run *Meas
 		"replicate",
 		"--source", c.source.URL(),
 		"--target", c.target.URL(),
-		"--workers", strconv.Itoa(a.Threads),
+		"--workers", a.workers(),
 		"--dependency", a.Mode,
 		"--preserve-commit-order=" + strconv.FormatBool(!a.Unordered),
 		"--batch-max-txns", strconv.Itoa(a.Batch),
@@ -60,6 +60,10 @@ func (c *cluster) timeParaply(ctx context.Context, args []string, b *Backlog, ru
 	cmd := exec.CommandContext(ctx, c.cfg.Paraply, args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = waitDelay
+	if c.cfg.Profile {
+		run.Profile = profileName(b, run.Config)
+		cmd.Env = append(os.Environ(), "PARAPLY_CPU_PROFILE="+filepath.Join(c.cfg.OutDir, run.Profile))
+	}
 	cpu0 := serverCPU(c.target)
 	sp := startSampler(ctx, c.target)
 	began := time.Now()
@@ -81,6 +85,12 @@ func (c *cluster) timeParaply(ctx context.Context, args []string, b *Backlog, ru
 	}
 	run.Transactions = b.Transactions
 	return nil
+}
+
+// profileName is the file name of the CPU profile of configuration
+// config applying backlog b.
+func profileName(b *Backlog, config string) string {
+	return fmt.Sprintf("cpu-%s-T%d-%s-%s.pprof", b.Workload, b.Clients, durabilityName(b.Durable), config)
 }
 
 // errDiffer is returned by verifyAgainstSource when `paraply verify`

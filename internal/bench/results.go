@@ -56,7 +56,14 @@ type Backlog struct {
 	BestNativeTPS   float64 `json:"best_native_tps"`
 	BestParaply     string  `json:"best_paraply,omitempty"`
 	BestParaplyTPS  float64 `json:"best_paraply_tps"`
-	CeilingTPS      float64 `json:"ceiling_tps"`
+	// BestNativeReceive is the best native run timed from START SLAVE
+	// with an empty relay log (receiving included, as for paraply); the
+	// runs above are timed from a full relay log.
+	BestNativeReceive    string  `json:"best_native_receive,omitempty"`
+	BestNativeReceiveTPS float64 `json:"best_native_receive_tps"`
+	// DefaultsTPS is paraply with its defaults (paraply-auto-writeset).
+	DefaultsTPS float64 `json:"paraply_defaults_tps"`
+	CeilingTPS  float64 `json:"ceiling_tps"`
 	// Point-in-time recovery of the backlog's files onto the target's
 	// snapshot: `mariadb-binlog | mariadb`, the best `paraply apply` run,
 	// and the ratio of their throughputs.
@@ -90,6 +97,9 @@ type Measurement struct {
 	ServerCPU       float64 `json:"server_cpu_seconds"`
 	ParaplyCPU      float64 `json:"paraply_cpu_seconds,omitempty"`
 	ParaplyMaxRSSMB float64 `json:"paraply_max_rss_mb,omitempty"`
+	// Profile is the file, beside the results, of paraply's CPU profile
+	// of the run (with -profile).
+	Profile string `json:"profile,omitempty"`
 	// ClientCPU is the CPU time of mariadb-binlog and the mariadb client
 	// (point-in-time recovery the standard way).
 	ClientCPU float64 `json:"client_cpu_seconds,omitempty"`
@@ -140,6 +150,7 @@ func (b *Backlog) find(name string) *Measurement {
 func (b *Backlog) compute() {
 	b.NativeSingleTPS, b.BestNativeTPS, b.BestParaplyTPS, b.CeilingTPS = 0, 0, 0, 0
 	b.BestNative, b.BestParaply = "", ""
+	b.BestNativeReceive, b.BestNativeReceiveTPS, b.DefaultsTPS = "", 0, 0
 	b.PITRBinlogTPS, b.PITRApply, b.PITRApplyTPS = 0, "", 0
 	for _, r := range b.Runs {
 		if !r.ok() {
@@ -147,6 +158,12 @@ func (b *Backlog) compute() {
 		}
 		switch r.Apply.Kind {
 		case Native:
+			if r.Apply.Receive {
+				if r.TPS > b.BestNativeReceiveTPS {
+					b.BestNativeReceive, b.BestNativeReceiveTPS = r.Config, r.TPS
+				}
+				continue
+			}
 			if r.Apply.Threads == 0 {
 				b.NativeSingleTPS = r.TPS
 			}
@@ -154,6 +171,9 @@ func (b *Backlog) compute() {
 				b.BestNative, b.BestNativeTPS = r.Config, r.TPS
 			}
 		case Paraply:
+			if r.Apply == Defaults {
+				b.DefaultsTPS = r.TPS
+			}
 			if r.TPS > b.BestParaplyTPS {
 				b.BestParaply, b.BestParaplyTPS = r.Config, r.TPS
 			}

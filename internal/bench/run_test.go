@@ -46,7 +46,7 @@ func TestRunTiny(t *testing.T) {
 	cfg.Tables, cfg.TableSize, cfg.Events = 2, 500, 200
 	cfg.Workloads = []Workload{mustWorkload("write_only")}
 	cfg.Clients = []int{1}
-	cfg.Applies = mustApplies("native-single,native-4-optimistic,paraply-1-serial-nobatch,paraply-4-writeset-nobatch,ceiling-4,mariadb-binlog,apply-4")
+	cfg.Applies = mustApplies("native-single,native-4-optimistic,native-single-receive,paraply-1-serial-nobatch,paraply-4-writeset-nobatch,paraply-auto-writeset,ceiling-4,mariadb-binlog,apply-4")
 	cfg.BufferPoolMB = 64
 	cfg.Verify = VerifyAll
 	cfg.Paraply, cfg.OutDir = paraply, filepath.Join(dir, "out")
@@ -73,6 +73,12 @@ func TestRunTiny(t *testing.T) {
 		if r.Apply.Kind != Ceiling && r.Transactions != 200 {
 			t.Errorf("%s applied %d transactions, want 200", r.Config, r.Transactions)
 		}
+	}
+	if r := b.find("native-single-receive"); r == nil || !r.IncludesReceive || b.BestNativeReceiveTPS == 0 {
+		t.Errorf("the native run timed from START SLAVE: %+v", r)
+	}
+	if b.DefaultsTPS == 0 {
+		t.Error("no throughput for paraply's defaults")
 	}
 	if w := b.find("paraply-4-writeset-nobatch"); w == nil || w.MeasuredSpeedup == 0 || w.PredictedSpeedup == 0 || w.VsNativeSingle == 0 {
 		t.Errorf("paraply-4-writeset-nobatch lacks its ratios: %+v", w)
