@@ -197,6 +197,9 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work []chan 
 	waitKind := waitNone
 	delay := time.NewTimer(time.Hour)
 	delay.Stop()
+	if observe != nil {
+		observe(c.Stats()) // the limit, and that nothing is pending, from the start
+	}
 	for {
 		holding := false
 		// free may be below zero for a while after the limit went down.
