@@ -30,8 +30,7 @@ type Config struct {
 	// BatchDelay is how long a ready transaction may wait for others to
 	// fill its batch when fewer than BatchTxns are ready (0: never wait).
 	BatchDelay time.Duration
-	// Workers is the size of the worker pool (used to size batches: with
-	// few transactions ready, each worker gets one).
+	// Workers is the size of the worker pool, one work channel each.
 	Workers int
 	// Adaptive lets the coordinator find how many of the Workers have
 	// work at once (--workers auto; see concurrency), starting at
