@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -69,37 +68,28 @@ func loadCorpus() ([]Record, error) {
 // Positions name the file without its directory, as a stream does.
 func readBinlog(path string) ([]Record, error) {
 	base := filepath.Base(path)
-	fr := binlog.NewFileReader(path)
-	defer fr.Close()
-	fm, dec := binlog.NewFramer(), binlog.NewDecoder()
-	var out []Record
-	for {
-		ev, err := fr.Next()
-		if errors.Is(err, io.EOF) {
-			return out, fm.End()
-		}
+	rts, err := binlog.FrameFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := binlog.NewDecoder()
+	out := make([]Record, 0, len(rts))
+	for _, rt := range rts {
+		tx, err := dec.Decode(rt)
 		if err != nil {
 			return nil, err
 		}
-		if err := fm.Push(ev); err != nil {
-			return nil, err
+		for i := range rt.Events {
+			rt.Events[i].Pos.File = base
 		}
-		for rt := fm.Next(); rt != nil; rt = fm.Next() {
-			tx, err := dec.Decode(rt)
-			if err != nil {
-				return nil, err
-			}
-			for i := range rt.Events {
-				rt.Events[i].Pos.File = base
-			}
-			rt.Format.Event.Pos.File = base
-			resume := fmt.Sprintf("%s:%d", base, tx.End)
-			if !tx.GTID.IsZero() {
-				resume = tx.GTID.String()
-			}
-			out = append(out, Record{Txn: rt, GTID: tx.GTID, Resume: resume})
+		rt.Format.Event.Pos.File = base
+		resume := fmt.Sprintf("%s:%d", base, tx.End)
+		if !tx.GTID.IsZero() {
+			resume = tx.GTID.String()
 		}
+		out = append(out, Record{Txn: rt, GTID: tx.GTID, Resume: resume})
 	}
+	return out, nil
 }
 
 // smallRecords returns n corpus records of at most 2 KB, cycling.
