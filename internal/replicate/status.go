@@ -55,6 +55,15 @@ type Status struct {
 	Filters *FilterStatus `json:",omitempty"`
 }
 
+// AtOnce is how many workers may have work at once: the limit --workers
+// auto chose, or the pool. Shares of the workers' time are of these.
+func (s Status) AtOnce() int {
+	if s.Scheduler.Limit > 0 {
+		return s.Scheduler.Limit
+	}
+	return s.Workers
+}
+
 // Status returns a snapshot; it is safe to call while Run runs.
 func (r *Replica) Status() Status {
 	r.mu.Lock()

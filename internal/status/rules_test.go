@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paraply/paraply/internal/applier"
+	"github.com/paraply/paraply/internal/metrics"
 	"github.com/paraply/paraply/internal/replicate"
 )
 
@@ -236,5 +238,27 @@ func TestWorkersBusyUnderAutoLimit(t *testing.T) {
 	}
 	if !strings.Contains(f.Title, "All 2 workers that --workers auto") || strings.Contains(f.Advice, "Add workers") || !strings.Contains(f.Advice, "9000 tps at 3") {
 		t.Errorf("finding %+v: want the limit's 2 workers and its reason, not advice to add workers", *f)
+	}
+}
+
+// fixedSource is a pipeline whose status the test sets.
+type fixedSource struct{ st replicate.Status }
+
+func (f *fixedSource) Status() replicate.Status { return f.st }
+
+// TestSharesAreOfTheWorkersAllowed: under --workers auto one worker of 16
+// applying all the time is a fully busy pool, not a sixteenth of one, or
+// no rule on the workers' time would ever fire with the default.
+func TestSharesAreOfTheWorkersAllowed(t *testing.T) {
+	src := &fixedSource{st: replicate.Status{Now: time.Unix(1000, 0), Workers: 16, AutoWorkers: true}}
+	src.st.Scheduler.Limit = 1
+	workers := metrics.NewWorkers(16)
+	srv := NewServer(src, workers)
+	srv.sample()
+	workers.Applied(0, &applier.Work{Txns: []*applier.Txn{{Seq: 1}}}, applier.Timing{Exec: 700 * time.Millisecond, Commit: 200 * time.Millisecond})
+	src.st.Now = src.st.Now.Add(time.Second)
+	iv := srv.Report(time.Second).Interval
+	if iv.ExecShare < 0.69 || iv.CommitShare < 0.19 {
+		t.Errorf("exec share %.3f, commit share %.3f of the one worker allowed; want 0.7 and 0.2", iv.ExecShare, iv.CommitShare)
 	}
 }

@@ -135,7 +135,7 @@ func (s *Server) Report(interval time.Duration) Report {
 		}
 	}
 	s.mu.Unlock()
-	iv := between(start, now, st.Workers)
+	iv := between(start, now, st.AtOnce())
 	iv.LagMax = lagMax
 	hot := topCounts(st.Scheduler.HotTables, 5)
 	return Report{Status: st, Workers: ws, Interval: iv, HotTables: hot, Diagnosis: Diagnose(st, iv, hot)}

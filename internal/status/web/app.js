@@ -183,7 +183,7 @@ function render(data) {
   renderHeader(st, report.interval);
   renderDiagnosis(report.diagnosis || [], report.interval);
   drawCharts(data);
-  renderCoordinator(report.interval, st.Workers);
+  renderCoordinator(report.interval, atOnce(st));
   renderWorkers(report.workers || [], st);
   renderPipeline(st);
   renderHot(report.hot_tables || []);
@@ -192,6 +192,12 @@ function render(data) {
     el('a', { href: 'metrics' }, '/metrics'), ' · ',
     el('a', { href: 'status.json?interval=' + encodeURIComponent(interval) }, '/status.json'), ' · ',
     el('a', { href: 'history.json' }, '/history.json'));
+}
+
+// atOnce is how many workers may have work at once (the --workers auto
+// limit, or the pool): the workers' time shares are of these.
+function atOnce(st) {
+  return (st.Scheduler && st.Scheduler.Limit) || st.Workers;
 }
 
 // workersChip shows the fixed worker count, or with --workers auto how
@@ -388,7 +394,7 @@ function series(history, workers) {
 }
 
 function drawCharts({ report, history }) {
-  const s = series(history, report.status.Workers);
+  const s = series(history, atOnce(report.status));
   const last = (pts) => (pts.length ? pts[pts.length - 1][1] : 0);
   drawChart($('lag-chart'), {
     end: s.end, fmt: fmtAxisSecs,
