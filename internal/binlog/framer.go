@@ -68,7 +68,10 @@ type Framer struct {
 	format *Format
 	state  framing
 	cur    []Event
-	ready  []*RawTxn
+	// hint is the number of events of the last transaction: the next one
+	// gets that much room at once (see collect).
+	hint  int
+	ready []*RawTxn
 	// probeCRC is set by a format description without checksums: the
 	// event after it is checked for one anyway (see push).
 	probeCRC bool
@@ -311,7 +314,8 @@ func (f *Framer) open(ev Event, how framing) error {
 		return posErr(ev, fmt.Errorf("%w: a new transaction starts before the one at %s committed", ErrCorrupt, f.PendingStart()))
 	}
 	f.state = how
-	f.cur = append(f.cur[:0:0], ev)
+	f.cur = nil
+	f.collect(ev)
 	return nil
 }
 
@@ -319,8 +323,18 @@ func (f *Framer) add(ev Event) error {
 	if f.state == idle {
 		f.state = implicit
 	}
-	f.cur = append(f.cur, ev)
+	f.collect(ev)
 	return nil
+}
+
+// collect appends ev to the transaction being collected. A new one gets
+// room for as many events as the last one had: grown event by event, its
+// slice was a tenth of what the receiver allocated.
+func (f *Framer) collect(ev Event) {
+	if f.cur == nil {
+		f.cur = make([]Event, 0, max(f.hint, 4))
+	}
+	f.cur = append(f.cur, ev)
 }
 
 func (f *Framer) pushQuery(ev Event) error {
@@ -337,7 +351,8 @@ func (f *Framer) pushQuery(ev Event) error {
 		switch {
 		case f.state == idle:
 			f.state = explicit
-			f.cur = append(f.cur[:0:0], ev)
+			f.cur = nil
+			f.collect(ev)
 		case f.state == afterGTID, f.state == implicit, f.openedByMariaGTID():
 			// (A MariaDB GTID event already stands for BEGIN; a BEGIN
 			// right after it is the same one.)
@@ -359,15 +374,15 @@ func (f *Framer) pushQuery(ev Event) error {
 		return nil
 	}
 	if f.state == explicit {
-		f.cur = append(f.cur, ev)
+		f.collect(ev)
 		return nil
 	}
 	// A statement on its own (DDL, or DML of a non-transactional engine in
 	// statement format) is a whole transaction.
 	if f.state == idle {
-		f.cur = f.cur[:0:0]
+		f.cur = nil
 	}
-	f.cur = append(f.cur, ev)
+	f.collect(ev)
 	if f.state == implicit || f.state == idle {
 		f.state = afterStatement
 		return nil
@@ -386,9 +401,10 @@ func (f *Framer) openedByMariaGTID() bool {
 // queues it for Next.
 func (f *Framer) finish(last Event) {
 	if last.Data != nil {
-		f.cur = append(f.cur, last)
+		f.collect(last)
 	}
 	f.ready = append(f.ready, &RawTxn{Events: f.cur, Format: f.format, Parts: f.parts})
+	f.hint = min(len(f.cur), 256)
 	f.cur = nil
 	f.state = idle
 	f.parts, f.counted, f.heldBytes = 0, 0, 0
