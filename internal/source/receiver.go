@@ -137,18 +137,24 @@ func (r *Receiver) Run(ctx context.Context, start string) error {
 
 // stream runs one replication connection from pos (updated as transactions
 // are relayed) and reports whether it received any.
-func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (bool, error) {
+func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (received bool, err error) {
+	var dog watchdog
+	dog.wait(time.Now()) // connecting counts as waiting
+	wctx, stop := dog.watch(ctx, 3*r.cfg.Heartbeat)
+	defer stop()
+	defer func() { err = silentErr(wctx, err) }()
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID:         r.cfg.ServerID,
-		Flavor:           flavorName(r.cfg.Flavor),
-		Host:             r.cfg.Source.Host,
-		Port:             uint16(r.cfg.Source.Port),
-		User:             r.cfg.Source.User,
-		Password:         r.cfg.Source.Password(),
-		TLSConfig:        r.cfg.TLS,
-		RawModeEnabled:   true, // events are framed here and decoded by the applier side
-		HeartbeatPeriod:  r.cfg.Heartbeat,
-		ReadTimeout:      3 * r.cfg.Heartbeat,
+		ServerID:        r.cfg.ServerID,
+		Flavor:          flavorName(r.cfg.Flavor),
+		Host:            r.cfg.Source.Host,
+		Port:            uint16(r.cfg.Source.Port),
+		User:            r.cfg.Source.User,
+		Password:        r.cfg.Source.Password(),
+		TLSConfig:       r.cfg.TLS,
+		RawModeEnabled:  true, // events are framed here and decoded by the applier side
+		HeartbeatPeriod: r.cfg.Heartbeat,
+		// No ReadTimeout: the watchdog (watch) notices a silent source.
+		Dialer:           dog.conns.dial,
 		DisableRetrySync: true, // reconnect here, from what the relay log holds
 		// Events read ahead of the relay log: go-mysql's default, 10240,
 		// is 80 MB of 8 KB rows events while a large transaction streams.
@@ -170,13 +176,14 @@ func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (bool, error) 
 	framer := binlog.NewFramer()
 	framer.PartBytes = r.cfg.PartBytes
 	file := ""
-	received := false
 	var large binlog.GTID // of the large transaction being received in pieces
 	for {
-		be, err := streamer.GetEvent(ctx)
+		dog.wait(time.Now())
+		be, err := streamer.GetEvent(wctx)
 		if err != nil {
 			return received, err
 		}
+		dog.got()
 		if rot, ok := be.Event.(*replication.RotateEvent); ok {
 			file = string(rot.NextLogName)
 		}
