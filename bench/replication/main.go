@@ -49,7 +49,7 @@ func run() int {
 	verify := flag.String("verify", def.Verify, "runs checked with paraply verify: first, all or none")
 	bufferPool := flag.Int("buffer-pool-mb", def.BufferPoolMB, "innodb_buffer_pool_size of every server, MiB (at most 256)")
 	noWarm := flag.Bool("no-warm", false, "do not read the tables into the buffer pool after each restore")
-	profile := flag.Bool("profile", false, "keep a CPU profile of every paraply run in the output directory (cpu-*.pprof; go tool pprof reads them)")
+	profile := flag.Bool("profile", false, "keep a CPU profile of every paraply run, and its heap at the peak, in the output directory (cpu-*.pprof, heap-*.pprof; go tool pprof reads them)")
 	baseDir := flag.String("base-dir", "", "directory for the servers and snapshots (default $TMPDIR)")
 	flag.BoolVar(&list, "list", false, "list the workloads and the default configurations, then exit")
 	flag.Parse()

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/pprof"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/spf13/cobra"
@@ -29,7 +28,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(analyzeCmd(), replicateCmd(), applyCmd(), handoverCmd(), skipCmd(), statusCmd(), verifyCmd(), demoCmd())
-	stop, err := startProfile(os.Getenv("PARAPLY_CPU_PROFILE"))
+	stop, err := startProfiles(os.Getenv("PARAPLY_CPU_PROFILE"), os.Getenv("PARAPLY_HEAP_PROFILE"))
 	if err == nil {
 		err = root.Execute()
 		stop()
@@ -40,26 +39,4 @@ func main() {
 		}
 		os.Exit(1)
 	}
-}
-
-// startProfile writes a CPU profile of the whole command to path (none
-// when path is ""): the benchmark sets PARAPLY_CPU_PROFILE to keep a
-// profile of every run beside its results. The returned function ends
-// it.
-func startProfile(path string) (func(), error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("PARAPLY_CPU_PROFILE: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("PARAPLY_CPU_PROFILE: %w", err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
 }

@@ -66,7 +66,8 @@ type Config struct {
 	// Paraply is the paraply binary.
 	Paraply string
 	// Profile keeps a CPU profile of every paraply run in OutDir
-	// (PARAPLY_CPU_PROFILE), named in its Measurement.
+	// (PARAPLY_CPU_PROFILE), named in its Measurement, and its heap at
+	// the peak (PARAPLY_HEAP_PROFILE).
 	Profile bool
 	// OutDir receives results.json, results.md and the charts.
 	OutDir string

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -62,7 +63,8 @@ func (c *cluster) timeParaply(ctx context.Context, args []string, b *Backlog, ru
 	cmd.WaitDelay = waitDelay
 	if c.cfg.Profile {
 		run.Profile = profileName(b, run.Config)
-		cmd.Env = append(os.Environ(), "PARAPLY_CPU_PROFILE="+filepath.Join(c.cfg.OutDir, run.Profile))
+		cmd.Env = append(os.Environ(), "PARAPLY_CPU_PROFILE="+filepath.Join(c.cfg.OutDir, run.Profile),
+			"PARAPLY_HEAP_PROFILE="+filepath.Join(c.cfg.OutDir, "heap-"+strings.TrimPrefix(run.Profile, "cpu-")))
 	}
 	cpu0 := serverCPU(c.target)
 	sp := startSampler(ctx, c.target)
@@ -88,7 +90,8 @@ func (c *cluster) timeParaply(ctx context.Context, args []string, b *Backlog, ru
 }
 
 // profileName is the file name of the CPU profile of configuration
-// config applying backlog b.
+// config applying backlog b; its heap profile at the peak has "heap-"
+// in place of "cpu-".
 func profileName(b *Backlog, config string) string {
 	return fmt.Sprintf("cpu-%s-T%d-%s-%s.pprof", b.Workload, b.Clients, durabilityName(b.Durable), config)
 }
