@@ -13,8 +13,9 @@ import (
 // whose table maps live only inside one statement, so one Decoder can decode
 // transactions of one stream in any order. Not safe for concurrent use.
 type Decoder struct {
-	parser *replication.BinlogParser
-	format *Format
+	parser  *replication.BinlogParser
+	rowsDec *rowsDecoder
+	format  *Format
 	// summary is set while DecodePieces runs: rows are counted, their
 	// tables noted, and their images dropped.
 	summary bool
@@ -31,8 +32,9 @@ func NewDecoder() *Decoder {
 	p.SetTimestampStringLocation(time.UTC)
 	p.SetRenderJSONAsMySQLText(true)
 	p.SetPayloadDecoderConcurrency(1)
-	p.SetRowsEventDecodeFunc(decodeRowsEvent) // inherited by compressed payloads' parsers
-	return &Decoder{parser: p}
+	rows := &rowsDecoder{}
+	p.SetRowsEventDecodeFunc(rows.decode) // inherited by compressed payloads' parsers
+	return &Decoder{parser: p, rowsDec: rows}
 }
 
 // Decode decodes every event of rt. Errors name the event's position.
@@ -88,6 +90,7 @@ func (d *Decoder) parse(ev Event) (be *replication.BinlogEvent, err error) {
 			err = fmt.Errorf("%w: malformed event: %v", ErrCorrupt, r)
 		}
 	}()
+	d.rowsDec.typ = ev.Type()
 	be, err = d.parser.Parse(ev.Data)
 	if err != nil {
 		var ee *replication.EventError
