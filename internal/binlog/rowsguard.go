@@ -15,16 +15,29 @@ import (
 // value whose offsets point back into itself makes it recurse until the
 // stack overflows, a fatal error that no recover catches. Servers write
 // neither; a damaged event, or one in a binlog without checksums, can hold
-// either. decodeRowsEvent, the parser's rows decoder (through rowsDecoder;
-// it also decodes the rows inside compressed transaction payloads), checks
-// for both before the rows are decoded, by decodeSimple when simple says
-// the event's images are plain, else by go-mysql.
+// either. rowsDecoder.decode, the parser's rows decoder (it also decodes
+// the rows inside compressed transaction payloads), checks for both before
+// the rows are decoded, by decodeSimple when the event's images are plain,
+// else by go-mysql.
 
-// errUnsafeRows wraps what decodeRowsEvent rejects; Decoder.parse reports
+// errUnsafeRows wraps what rowsDecoder.decode rejects; Decoder.parse reports
 // it as ErrCorrupt.
 var errUnsafeRows = errors.New("rows event go-mysql cannot decode safely")
 
-func decodeRowsEvent(e *replication.RowsEvent, data []byte, simple bool) error {
+// rowsDecoder is a Decoder's rows decoder (go-mysql's RowsEventDecodeFunc,
+// its decode method).
+type rowsDecoder struct {
+	// typ is the type of the event the Decoder parses: rows events inside
+	// a compressed transaction payload see the payload's, and go to
+	// go-mysql.
+	typ replication.EventType
+	// noSimple turns decodeSimple off (tests compare the two).
+	noSimple bool
+	// simple counts the events decodeSimple decoded.
+	simple int
+}
+
+func (r *rowsDecoder) decode(e *replication.RowsEvent, data []byte) error {
 	pos, err := e.DecodeHeader(data)
 	if err != nil {
 		return err
@@ -38,7 +51,8 @@ func decodeRowsEvent(e *replication.RowsEvent, data []byte, simple bool) error {
 	if err := checkJSONColumns(e, pos, data); err != nil {
 		return err
 	}
-	if simple && decodeSimple(e, pos, data) {
+	if !r.noSimple && simpleEvent(r.typ) && decodeSimple(e, pos, data) {
+		r.simple++
 		return nil
 	}
 	return e.DecodeData(pos, data)
@@ -252,27 +266,4 @@ func jsonInline(tp byte, small bool) bool {
 		return !small
 	}
 	return false
-}
-
-// rowsDecoder is a Decoder's rows decoder (go-mysql's RowsEventDecodeFunc).
-type rowsDecoder struct {
-	// typ is the type of the event the Decoder parses: rows events inside
-	// a compressed transaction payload see the payload's, and go to
-	// go-mysql.
-	typ replication.EventType
-	// noSimple turns decodeSimple off (tests compare the two).
-	noSimple bool
-	// simple counts the events decodeSimple decoded.
-	simple int
-}
-
-func (r *rowsDecoder) decode(e *replication.RowsEvent, data []byte) error {
-	simple := !r.noSimple && simpleEvent(r.typ)
-	if err := decodeRowsEvent(e, data, simple); err != nil {
-		return err
-	}
-	if simple && e.SkippedColumns == nil {
-		r.simple++ // DecodeData always makes SkippedColumns
-	}
-	return nil
 }

@@ -36,24 +36,30 @@ func simpleEvent(typ replication.EventType) bool {
 // integer or a string whose value decodeSimple reads.
 func simpleColumn(tp byte, meta uint16) bool {
 	switch tp {
-	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24,
-		mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONGLONG,
-		mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
 		return true
 	case mysql.MYSQL_TYPE_STRING:
 		_, ok := stringLength(meta)
 		return ok
 	}
-	return false
+	return intWidth(tp) > 0
 }
 
-func isInteger(tp byte) bool {
+// intWidth is the bytes an integer of type tp takes; 0 for other types.
+func intWidth(tp byte) int {
 	switch tp {
-	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24,
-		mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONGLONG:
-		return true
+	case mysql.MYSQL_TYPE_TINY:
+		return 1
+	case mysql.MYSQL_TYPE_SHORT:
+		return 2
+	case mysql.MYSQL_TYPE_INT24:
+		return 3
+	case mysql.MYSQL_TYPE_LONG:
+		return 4
+	case mysql.MYSQL_TYPE_LONGLONG:
+		return 8
 	}
-	return false
+	return 0
 }
 
 // stringLength is the maximum length in bytes of a STRING column from its
@@ -126,7 +132,7 @@ func decodeSimpleImage(t *replication.TableMapEvent, n int, bitmap, data []byte)
 	for i := range n {
 		tp := t.ColumnType[i]
 		unsigned := false
-		if isInteger(tp) {
+		if intWidth(tp) > 0 {
 			unsigned = bitSetMSB(t.SignednessBitmap, integers)
 			integers++
 		}
@@ -151,53 +157,43 @@ func decodeSimpleImage(t *replication.TableMapEvent, n int, bitmap, data []byte)
 // does.
 func simpleValue(data []byte, tp byte, meta uint16, unsigned bool) (any, int, bool) {
 	switch tp {
-	case mysql.MYSQL_TYPE_TINY:
-		if len(data) < 1 {
-			return nil, 0, false
-		}
-		if unsigned {
-			return mysql.ParseBinaryUint8(data), 1, true
-		}
-		return mysql.ParseBinaryInt8(data), 1, true
-	case mysql.MYSQL_TYPE_SHORT:
-		if len(data) < 2 {
-			return nil, 0, false
-		}
-		if unsigned {
-			return mysql.ParseBinaryUint16(data), 2, true
-		}
-		return mysql.ParseBinaryInt16(data), 2, true
-	case mysql.MYSQL_TYPE_INT24:
-		if len(data) < 3 {
-			return nil, 0, false
-		}
-		if unsigned {
-			return mysql.ParseBinaryUint24(data), 3, true
-		}
-		return mysql.ParseBinaryInt24(data), 3, true
-	case mysql.MYSQL_TYPE_LONG:
-		if len(data) < 4 {
-			return nil, 0, false
-		}
-		if unsigned {
-			return mysql.ParseBinaryUint32(data), 4, true
-		}
-		return mysql.ParseBinaryInt32(data), 4, true
-	case mysql.MYSQL_TYPE_LONGLONG:
-		if len(data) < 8 {
-			return nil, 0, false
-		}
-		if unsigned {
-			return mysql.ParseBinaryUint64(data), 8, true
-		}
-		return mysql.ParseBinaryInt64(data), 8, true
 	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
 		return simpleString(data, int(meta))
 	case mysql.MYSQL_TYPE_STRING:
 		length, _ := stringLength(meta)
 		return simpleString(data, length)
 	}
-	return nil, 0, false
+	n := intWidth(tp)
+	if n == 0 || len(data) < n {
+		return nil, 0, false
+	}
+	return intValue(data, tp, unsigned), n, true
+}
+
+// intValue is the integer at the start of data, of go-mysql's Go type for
+// tp and signedness.
+func intValue(data []byte, tp byte, unsigned bool) any {
+	switch {
+	case tp == mysql.MYSQL_TYPE_TINY && unsigned:
+		return mysql.ParseBinaryUint8(data)
+	case tp == mysql.MYSQL_TYPE_TINY:
+		return mysql.ParseBinaryInt8(data)
+	case tp == mysql.MYSQL_TYPE_SHORT && unsigned:
+		return mysql.ParseBinaryUint16(data)
+	case tp == mysql.MYSQL_TYPE_SHORT:
+		return mysql.ParseBinaryInt16(data)
+	case tp == mysql.MYSQL_TYPE_INT24 && unsigned:
+		return mysql.ParseBinaryUint24(data)
+	case tp == mysql.MYSQL_TYPE_INT24:
+		return mysql.ParseBinaryInt24(data)
+	case tp == mysql.MYSQL_TYPE_LONG && unsigned:
+		return mysql.ParseBinaryUint32(data)
+	case tp == mysql.MYSQL_TYPE_LONG:
+		return mysql.ParseBinaryInt32(data)
+	case unsigned:
+		return mysql.ParseBinaryUint64(data)
+	}
+	return mysql.ParseBinaryInt64(data)
 }
 
 // simpleString reads a string of at most max bytes behind its length (one

@@ -57,13 +57,13 @@ func TestReceiverReconnectsWhenSourceGoesSilent(t *testing.T) {
 		}
 	}()
 
+	db := sandboxtest.DB(t, src)
 	insertAndWait := func(id int) {
 		t.Helper()
 		if err := src.Exec(ctx, fmt.Sprintf("INSERT INTO d.t VALUES (%d)", id)); err != nil {
 			t.Fatal(err)
 		}
 		var gtid string
-		db := sandboxtest.DB(t, src)
 		if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&gtid); err != nil {
 			t.Fatal(err)
 		}
