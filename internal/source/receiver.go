@@ -119,6 +119,13 @@ func (r *Receiver) Run(ctx context.Context, start string) error {
 		if fatal(err) {
 			return err
 		}
+		// stream advanced pos past each transaction before appending it;
+		// after a failed append (a full disk) pos is past a transaction
+		// the relay log lacks. What the relay log holds is what was
+		// received: resume from there.
+		if pos, err = r.resumePos(start); err != nil {
+			return err
+		}
 		r.cfg.Logger.Warn("source stream broke; reconnecting", "source", r.cfg.Source, "after", backoff, "err", err)
 		if received {
 			backoff = 100 * time.Millisecond
@@ -133,6 +140,20 @@ func (r *Receiver) Run(ctx context.Context, start string) error {
 		r.status.Reconnects++
 		r.mu.Unlock()
 	}
+}
+
+// resumePos returns the relay log's last resume position, or start when
+// it has none.
+func (r *Receiver) resumePos(start string) (mysql.GTIDSet, error) {
+	at, ok := r.relay.Resume()
+	if !ok {
+		at = start
+	}
+	pos, err := mysql.ParseGTIDSet(flavorName(r.cfg.Flavor), at)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the relay log's resume position %q: %v", binlog.ErrCorrupt, at, err)
+	}
+	return pos, nil
 }
 
 // stream runs one replication connection from pos (updated as transactions
