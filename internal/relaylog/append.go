@@ -58,6 +58,13 @@ type writer struct {
 	// DiscardPartial cuts back to them.
 	partial       int64
 	partialFormat *binlog.Format
+	// held counts the records written to bw since the last flush, and
+	// heldTxns and heldBytes the transactions and bytes among them; pub
+	// is the writer's state after the last flushed record, which readers
+	// see. A failed flush goes back to it.
+	held, heldTxns int
+	heldBytes      int64
+	pub            writerState
 }
 
 // start makes f, a segment whose complete records end at size, the one
@@ -72,6 +79,7 @@ func (w *writer) start(f *os.File, path string, first uint64, size int64, pos po
 	}
 	w.dirty, w.damaged, w.lastSync = false, false, time.Now()
 	w.partial, w.partialFormat = -1, nil
+	w.held, w.heldTxns, w.heldBytes, w.pub = 0, 0, 0, w.state()
 }
 
 // open continues writing a segment that recovery has checked.
@@ -86,10 +94,11 @@ func (w *writer) open(path string, first uint64, t tail, doSync bool) error {
 	}
 	w.start(f, path, first, t.end, position{last: t.last, gtid: t.gtid, resume: t.resume})
 	w.txns, w.format = t.txns, t.format
+	w.pub = w.state()
 	// Recovery may have cut the file: make the new size durable before
 	// anything is appended after it.
 	w.dirty = doSync
-	return w.sync()
+	return w.fsync()
 }
 
 // createSegment creates segment first with its header and POSITION record
@@ -129,12 +138,10 @@ func syncDir(dir string) error {
 	return err
 }
 
-// sync flushes the buffer and, if anything was written since the last
-// time, fsyncs the segment. Errors name the file, as the writer's all do.
-func (w *writer) sync() error {
-	if err := w.bw.Flush(); err != nil {
-		return err // an *os.PathError
-	}
+// fsync fsyncs the segment if anything was written to it since the last
+// time; the buffer is flushed already (Log.commit). Errors name the file,
+// as the writer's all do.
+func (w *writer) fsync() error {
 	if !w.dirty {
 		return nil
 	}
@@ -146,9 +153,10 @@ func (w *writer) sync() error {
 	return nil
 }
 
-// repair cuts what a failed write left after the last complete record, so
-// the log stays usable after ENOSPC and the like. Readers never read past
-// the published size, so they cannot have seen those bytes.
+// repair cuts what a failed write left after the last complete record
+// (w.size), so the log stays usable after ENOSPC and the like. Readers
+// never read past the published size, so they cannot have seen those
+// bytes.
 func (w *writer) repair() error {
 	if !w.damaged {
 		return nil
@@ -202,22 +210,16 @@ func (w *writer) encodeTxn(typ byte, idx uint64, rec Record) (size int64, ok boo
 	return recHeaderSize + payload, true
 }
 
-// write appends fmtRec (if any) and the encoded TXN record and hands them
-// to the kernel. On error (an *os.PathError) the caller repairs.
-func (w *writer) write(fmtRec []byte, evs []binlog.Event) error {
-	w.damaged = true
+// write puts fmtRec (if any) and the encoded TXN record in the buffer.
+// The buffer may hand part of them to the kernel; a write that fails there
+// is returned by the next Flush (a bufio.Writer keeps its first error).
+func (w *writer) write(fmtRec []byte, evs []binlog.Event) {
 	w.bw.Write(fmtRec)
 	w.bw.Write(w.meta[:w.cuts[0]])
 	for i, ev := range evs {
 		w.bw.Write(w.meta[w.cuts[i]:w.cuts[i+1]])
 		w.bw.Write(ev.Data)
 	}
-	// A bufio.Writer keeps its first error and returns it from Flush.
-	if err := w.bw.Flush(); err != nil {
-		return err
-	}
-	w.dirty, w.damaged = true, false
-	return nil
 }
 
 // Append appends one transaction and returns its index. It waits while the
@@ -227,6 +229,26 @@ func (w *writer) write(fmtRec []byte, evs []binlog.Event) error {
 // returned wrapped with the segment's path; the partial record is cut and
 // the log stays usable.
 func (l *Log) Append(ctx context.Context, rec Record) (uint64, error) {
+	return l.appendTxn(ctx, rec, false)
+}
+
+// AppendHeld is Append, except that the transaction may stay in the write
+// buffer, with those appended before it, where readers do not see it: the
+// buffer is handed to the kernel, and what it holds shown to readers, when
+// it holds HeldBytes or more, by the next Append, AppendPart, Flush, Sync
+// or Close, when the log is full, or when the sync interval has passed.
+// One write system call then serves many transactions. If handing the
+// buffer over fails, every transaction it held is dropped (and the call
+// doing it returns the error): Last and Resume say what the log holds.
+func (l *Log) AppendHeld(ctx context.Context, rec Record) (uint64, error) {
+	return l.appendTxn(ctx, rec, true)
+}
+
+// HeldBytes is how many bytes of transactions AppendHeld lets the write
+// buffer hold before handing them to the kernel.
+const HeldBytes = writeBuffer / 2
+
+func (l *Log) appendTxn(ctx context.Context, rec Record, hold bool) (uint64, error) {
 	if err := checkRecord(rec); err != nil {
 		return 0, err
 	}
@@ -235,7 +257,7 @@ func (l *Log) Append(ctx context.Context, rec Record) (uint64, error) {
 	if l.isClosed() {
 		return 0, ErrClosed
 	}
-	idx, err := l.append(ctx, recTxn, rec)
+	idx, err := l.append(ctx, recTxn, rec, hold)
 	if err != nil {
 		return 0, fmt.Errorf("relaylog: appending index %d: %w", idx, err)
 	}
@@ -261,7 +283,7 @@ func (l *Log) AppendPart(ctx context.Context, t *binlog.RawTxn) error {
 	if l.isClosed() {
 		return ErrClosed
 	}
-	if idx, err := l.append(ctx, recPart, Record{Txn: t}); err != nil {
+	if idx, err := l.append(ctx, recPart, Record{Txn: t}, false); err != nil {
 		return fmt.Errorf("relaylog: appending a piece of index %d: %w", idx, err)
 	}
 	return nil
@@ -277,8 +299,11 @@ func (l *Log) DiscardPartial() error {
 	if w.partial < 0 || l.isClosed() {
 		return nil
 	}
-	if err := w.bw.Flush(); err != nil {
-		w.damaged = true
+	// A flush that fails drops what the buffer held, pieces included (and
+	// then partial < 0); the cut below drops the rest.
+	_ = l.commit(false)
+	if w.partial < 0 {
+		return nil
 	}
 	cut := w.size - w.partial
 	w.size, w.format = w.partial, w.partialFormat
@@ -287,6 +312,7 @@ func (l *Log) DiscardPartial() error {
 	if err := w.repair(); err != nil {
 		return fmt.Errorf("relaylog: dropping the pieces of an unfinished transaction: %w", err)
 	}
+	w.pub = w.state()
 	l.mu.Lock()
 	l.segs[len(l.segs)-1].size = w.size
 	l.bytes -= cut
@@ -295,9 +321,10 @@ func (l *Log) DiscardPartial() error {
 	return nil
 }
 
-// append is Append (typ recTxn) and AppendPart (recPart) with l.wmu held;
-// it returns the index it tried on error too.
-func (l *Log) append(ctx context.Context, typ byte, rec Record) (uint64, error) {
+// append is Append (typ recTxn) and AppendPart (recPart) with l.wmu held,
+// holding the record in the buffer if hold (see AppendHeld); it returns
+// the index it tried on error too.
+func (l *Log) append(ctx context.Context, typ byte, rec Record, hold bool) (uint64, error) {
 	w := &l.w
 	idx := w.next
 	if err := w.repair(); err != nil {
@@ -320,24 +347,8 @@ func (l *Log) append(ctx context.Context, typ byte, rec Record) (uint64, error) 
 	if err != nil {
 		return idx, err
 	}
-	err = w.write(fmtRec, rec.Txn.Events)
-	if err == nil {
-		switch iv := l.opts.Sync.interval(); {
-		case iv == 0, iv > 0 && time.Since(w.lastSync) >= iv:
-			err = w.sync()
-		}
-	}
-	if err != nil {
-		// The record is not published: cut it, now if possible, or before
-		// the next write. Under SyncInterval, a failed fsync also covers
-		// earlier records; they stay, and if a crash loses them, recovery
-		// cuts them as an unsynced tail.
-		w.damaged = true
-		if rerr := w.repair(); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
-		return idx, err
-	}
+	w.write(fmtRec, rec.Txn.Events)
+	w.dirty = true
 	written := int64(len(fmtRec)) + size
 	if w.partial < 0 && typ == recPart {
 		// The first piece (after makeRoom, which may have rolled to a new
@@ -348,24 +359,29 @@ func (l *Log) append(ctx context.Context, typ byte, rec Record) (uint64, error) 
 	if fmtRec != nil {
 		w.format = rec.Txn.Format
 	}
+	if typ == recTxn {
+		w.txns++
+		w.next++
+		w.pos = position{last: idx, gtid: rec.GTID, resume: rec.Resume}
+		w.partial, w.partialFormat = -1, nil
+		w.heldTxns++
+	}
+	w.held++
+	w.heldBytes += written
 	l.mu.Lock()
-	l.segs[len(l.segs)-1].size = w.size
 	l.bytes += written
-	l.appendedB += written
-	l.syncs = w.syncs
-	if typ == recPart {
-		l.mu.Unlock()
+	l.mu.Unlock()
+	iv := l.opts.Sync.interval()
+	doSync := iv == 0 || iv > 0 && time.Since(w.lastSync) >= iv
+	if hold && !doSync && w.heldBytes < HeldBytes {
 		return idx, nil
 	}
-	w.txns++
-	w.next++
-	w.pos = position{last: idx, gtid: rec.GTID, resume: rec.Resume}
-	w.partial, w.partialFormat = -1, nil
-	l.last, l.gtid, l.resume = idx, rec.GTID, rec.Resume
-	l.appended++
-	l.wakeLocked()
-	l.mu.Unlock()
-	return idx, nil
+	// On error the record is not published: commit cut it (now if
+	// possible, or before the next write), with what the buffer held
+	// before it. Under SyncInterval, a failed fsync also covers records
+	// published earlier; they stay, and if a crash loses them, recovery
+	// cuts them as an unsynced tail.
+	return idx, l.commit(doSync)
 }
 
 // makeRoom starts a new segment when the current one is full and waits
@@ -412,6 +428,15 @@ func (l *Log) makeRoom(ctx context.Context, size int64, fm *binlog.Format) ([]by
 			l.mu.Unlock()
 			return fmtRec, nil
 		}
+		if w.held > 0 {
+			// Readers must see what the buffer holds for anything to be
+			// purged.
+			l.mu.Unlock()
+			if err := l.commit(false); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if !waiting {
 			waiting = true
 			l.blockedSince = time.Now()
@@ -433,10 +458,8 @@ func (l *Log) makeRoom(ctx context.Context, size int64, fm *binlog.Format) ([]by
 func (l *Log) roll() error {
 	w := &l.w
 	doSync := l.opts.Sync.interval() >= 0
-	if doSync {
-		if err := w.sync(); err != nil {
-			return err
-		}
+	if err := l.commit(doSync); err != nil {
+		return err
 	}
 	f, size, err := createSegment(l.dir, w.next, w.pos, doSync)
 	if err != nil {
@@ -474,7 +497,7 @@ func (l *Log) Sync() error {
 	}
 	err := l.w.repair()
 	if err == nil {
-		err = l.w.sync()
+		err = l.commit(true)
 	}
 	l.mu.Lock()
 	l.syncs = l.w.syncs

@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 		err = helperAppend(os.Getenv("RELAYLOG_DIR"))
 	case "fsize":
 		err = helperFileSize(os.Getenv("RELAYLOG_DIR"))
+	case "fsize-held":
+		err = helperHeldFileSize(os.Getenv("RELAYLOG_DIR"))
 	default:
 		err = errors.New("unknown helper")
 	}

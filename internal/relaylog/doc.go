@@ -63,7 +63,11 @@
 //
 // Append writes through a buffered writer and hands each transaction to the
 // kernel before it returns, so readers in this process and a restarted
-// process after SIGKILL see it. When it reaches the disk depends on the
+// process after SIGKILL see it. AppendHeld lets the buffer gather
+// transactions (up to HeldBytes) until Flush or the next Append: one write
+// system call for many, at the price that readers see them later and that
+// a crash of the process loses them, as it loses the receiver's position
+// past them. When it reaches the disk depends on the
 // SyncPolicy: every transaction, every interval (checked by Append itself,
 // and Sync and Close), or never (then only Close syncs). Unless the policy
 // is SyncNever, a segment is synced before the next one is created, and a

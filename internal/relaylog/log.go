@@ -193,7 +193,7 @@ func (l *Log) Close() error {
 	l.wmu.Lock()
 	err := l.w.repair()
 	if err == nil {
-		err = l.w.sync()
+		err = l.commit(true)
 	}
 	if cerr := l.w.f.Close(); err == nil {
 		err = cerr

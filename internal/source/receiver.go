@@ -90,7 +90,7 @@ func NewReceiver(cfg Config, relay *relaylog.Log) (*Receiver, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Receiver{cfg: cfg, relayer: relayer{relay: relay, logger: cfg.Logger, arrivals: cfg.Arrivals}}, nil
+	return &Receiver{cfg: cfg, relayer: relayer{relay: relay, logger: cfg.Logger, arrivals: cfg.Arrivals, hold: true}}, nil
 }
 
 // ErrPositionGone is returned when the source no longer has the binlogs
@@ -122,7 +122,11 @@ func (r *Receiver) Run(ctx context.Context, start string) error {
 		// stream advanced pos past each transaction before appending it;
 		// after a failed append (a full disk) pos is past a transaction
 		// the relay log lacks. What the relay log holds is what was
-		// received: resume from there.
+		// received: resume from there, once what it held is written (or,
+		// if that fails, dropped).
+		if ferr := r.relay.Flush(); ferr != nil {
+			r.cfg.Logger.Warn("writing the relay log failed; what it held is received again", "err", ferr)
+		}
 		if pos, err = r.resumePos(start); err != nil {
 			return err
 		}
@@ -197,14 +201,28 @@ func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (received bool
 	framer := binlog.NewFramer()
 	framer.PartBytes = r.cfg.PartBytes
 	file := ""
-	var large binlog.GTID // of the large transaction being received in pieces
+	var large binlog.GTID                // of the large transaction being received in pieces
+	var ready []*replication.BinlogEvent // read from the source, not relayed yet
 	for {
-		dog.wait(time.Now())
-		be, err := streamer.GetEvent(wctx)
-		if err != nil {
-			return received, err
+		if len(ready) == 0 {
+			ready = streamer.DumpEvents()
 		}
-		dog.got()
+		if len(ready) == 0 {
+			// Nothing more has arrived: the applier gets what the relay
+			// log holds before the receiver waits.
+			if err := r.relay.Flush(); err != nil {
+				return received, err
+			}
+			dog.wait(time.Now())
+			be, err := streamer.GetEvent(wctx)
+			if err != nil {
+				return received, err
+			}
+			dog.got()
+			ready = append(ready, be)
+		}
+		be := ready[0]
+		ready = ready[1:]
 		if rot, ok := be.Event.(*replication.RotateEvent); ok {
 			file = string(rot.NextLogName)
 		}

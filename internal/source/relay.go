@@ -22,6 +22,9 @@ type relayer struct {
 	logger *slog.Logger // nil: discard
 	// arrivals, if set, is told of every transaction relayed.
 	arrivals Arrivals
+	// hold appends with AppendHeld: the producer flushes the relay log
+	// when it has nothing more to append at once.
+	hold bool
 
 	mu     sync.Mutex // guards status
 	status Status
@@ -57,7 +60,14 @@ func (r *relayer) relayTxn(ctx context.Context, rt *binlog.RawTxn, g binlog.GTID
 	// It arrived now: Append may wait for room in the relay log.
 	arrived := time.Now()
 	resume := pos.String()
-	idx, err := r.relay.Append(ctx, relaylog.Record{Txn: rt, GTID: g, Resume: resume})
+	rec := relaylog.Record{Txn: rt, GTID: g, Resume: resume}
+	var idx uint64
+	var err error
+	if r.hold {
+		idx, err = r.relay.AppendHeld(ctx, rec)
+	} else {
+		idx, err = r.relay.Append(ctx, rec)
+	}
 	if err != nil {
 		return err
 	}
