@@ -181,6 +181,32 @@ func TestCompute(t *testing.T) {
 	}
 }
 
+// TestComputeOverOneWorker: without a serial one-worker run, measured
+// speedups are over the one-worker run with the same batching, whatever
+// its dependency mode and commit order (one worker applies serially, in
+// order); a run whose batching no one-worker run has gets none.
+func TestComputeOverOneWorker(t *testing.T) {
+	run := func(name string, tps float64) *Measurement {
+		a, err := ParseApply(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Measurement{Config: name, Apply: a, TPS: tps, Seconds: 10, Transactions: int64(tps * 10)}
+	}
+	b := &Backlog{Runs: []*Measurement{
+		run("paraply-1-writeset", 1000),
+		run("paraply-8-writeset", 800),
+		run("paraply-8-writeset-unordered", 1200),
+		run("paraply-8-writeset-nobatch", 900),
+	}}
+	b.compute()
+	for name, want := range map[string]float64{"paraply-8-writeset": 0.8, "paraply-8-writeset-unordered": 1.2, "paraply-8-writeset-nobatch": 0} {
+		if got := b.find(name).MeasuredSpeedup; got != want {
+			t.Errorf("%s: measured speedup %v, want %v", name, got, want)
+		}
+	}
+}
+
 func TestMarkdownAndChart(t *testing.T) {
 	res := &Results{Header: Header{Quick: true, Tables: 8, TableSize: 10000, Events: 1000, Clients: []int{1}}}
 	res.Backlogs = []*Backlog{sample(), {Workload: "hot_rows", Clients: 16, Error: "sysbench: boom"}}

@@ -191,7 +191,8 @@ const notes = `
   native configuration's, over the ceiling's.
 - Predicted speedup: ` + "`paraply analyze --json`" + ` on the backlog's binlog files with the target's schema, its
   simulated speedup of the run's dependency mode at the run's worker count over one worker. Measured speedup:
-  the run's tps over the tps of paraply with 1 worker and --dependency serial with the same batching. They are
+  the run's tps over the tps of paraply with 1 worker and --dependency serial with the same batching (or, when
+  that was not run, 1 worker in another mode with the same batching: one worker applies serially). They are
   flagged when they differ by more than 20% of the prediction. The simulation counts neither the target's CPU
   (two cores here) nor the commit's fsync, nor batching.
 - CPU ms/txn: CPU time of the applying mariadbd plus the paraply process during the run, per transaction (for the

@@ -136,6 +136,26 @@ const Tolerance = 0.20
 // ok reports whether r produced a throughput.
 func (r *Measurement) ok() bool { return r != nil && !r.Failed && r.TPS > 0 }
 
+// baseRun returns the run a's measured speedup is over: a's base (one
+// worker, serial), or, when that was not run, another run with one
+// worker and a's batching and apply path: with one worker every
+// dependency mode applies serially, and commits in order. nil if there is
+// none.
+func (b *Backlog) baseRun(a Apply) *Measurement {
+	want := a.base()
+	if r := b.find(want.Name()); r.ok() {
+		return r
+	}
+	for _, r := range b.Runs {
+		got := r.Apply
+		got.Mode, got.Unordered = want.Mode, want.Unordered
+		if got == want && r.ok() {
+			return r
+		}
+	}
+	return nil
+}
+
 // find returns the run of configuration name, or nil.
 func (b *Backlog) find(name string) *Measurement {
 	for _, r := range b.Runs {
@@ -201,7 +221,7 @@ func (b *Backlog) compute() {
 			continue
 		}
 		r.PredictedSpeedup = b.Predicted[r.Apply.Mode][strconv.Itoa(r.Apply.Threads)]
-		if base := b.find(r.Apply.base().Name()); base.ok() {
+		if base := b.baseRun(r.Apply); base != nil {
 			r.MeasuredSpeedup = round(r.TPS/base.TPS, 2)
 		}
 		if r.PredictedSpeedup > 0 && r.MeasuredSpeedup > 0 {
