@@ -13,7 +13,12 @@ import (
 // whose table maps live only inside one statement, so one Decoder can decode
 // transactions of one stream in any order. Not safe for concurrent use.
 type Decoder struct {
+	// parser decodes every event but compressed transaction payloads,
+	// and table maps without their optional metadata (see tableMap);
+	// full decodes those.
 	parser  *replication.BinlogParser
+	full    *replication.BinlogParser
+	maps    fullTableMaps
 	rowsDec *rowsDecoder
 	format  *Format
 	// summary is set while DecodePieces runs: rows are counted, their
@@ -25,6 +30,13 @@ type Decoder struct {
 // DECIMAL as exact strings, temporal types as strings, TIMESTAMP in UTC
 // (the applier's sessions use time_zone '+00:00'), JSON as text.
 func NewDecoder() *Decoder {
+	d := &Decoder{rowsDec: &rowsDecoder{}}
+	d.parser = d.newParser()
+	d.parser.SetTableMapOptionalMetaDecodeFunc(skipOptionalMeta)
+	return d
+}
+
+func (d *Decoder) newParser() *replication.BinlogParser {
 	p := replication.NewBinlogParser()
 	p.SetVerifyChecksum(false) // the Framer verified it, with the in-use fix
 	p.SetUseDecimal(false)
@@ -32,9 +44,8 @@ func NewDecoder() *Decoder {
 	p.SetTimestampStringLocation(time.UTC)
 	p.SetRenderJSONAsMySQLText(true)
 	p.SetPayloadDecoderConcurrency(1)
-	rows := &rowsDecoder{}
-	p.SetRowsEventDecodeFunc(rows.decode) // inherited by compressed payloads' parsers
-	return &Decoder{parser: p, rowsDec: rows}
+	p.SetRowsEventDecodeFunc(d.rowsDec.decode) // inherited by compressed payloads' parsers
+	return p
 }
 
 // Decode decodes every event of rt. Errors name the event's position.
@@ -75,23 +86,35 @@ func (d *Decoder) useFormat(fm *Format) error {
 		return nil
 	}
 	d.parser.SetFlavor(fm.Flavor.String())
-	if _, err := d.parse(fm.Event); err != nil {
+	if _, err := parseWith(d.parser, fm.Event); err != nil {
 		return err
 	}
 	d.format = fm
-	return nil
+	return d.forgetTableMaps()
 }
 
-// parse runs go-mysql's parser on one event, turning its panics on
+// parse runs go-mysql's parser on one event.
+func (d *Decoder) parse(ev Event) (*replication.BinlogEvent, error) {
+	d.rowsDec.typ = ev.Type()
+	switch ev.Type() {
+	case replication.TABLE_MAP_EVENT:
+		return d.tableMap(ev)
+	case replication.TRANSACTION_PAYLOAD_EVENT:
+		// Its table maps are decoded inside, with the parser's hooks.
+		return parseWith(d.full, ev)
+	}
+	return parseWith(d.parser, ev)
+}
+
+// parseWith runs go-mysql's parser p on one event, turning its panics on
 // malformed input into ErrCorrupt.
-func (d *Decoder) parse(ev Event) (be *replication.BinlogEvent, err error) {
+func parseWith(p *replication.BinlogParser, ev Event) (be *replication.BinlogEvent, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: malformed event: %v", ErrCorrupt, r)
 		}
 	}()
-	d.rowsDec.typ = ev.Type()
-	be, err = d.parser.Parse(ev.Data)
+	be, err = p.Parse(ev.Data)
 	if err != nil {
 		var ee *replication.EventError
 		if errors.As(err, &ee) {
