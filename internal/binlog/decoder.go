@@ -93,10 +93,20 @@ func (d *Decoder) useFormat(fm *Format) error {
 	return d.forgetTableMaps()
 }
 
-// parse runs go-mysql's parser on one event.
+// parse runs go-mysql's parser on one event. Events whose content a Txn
+// does not take (an XID, the statement text annotating rows) it only
+// checks, and returns nil for: go-mysql would allocate three objects for
+// each.
 func (d *Decoder) parse(ev Event) (*replication.BinlogEvent, error) {
 	d.rowsDec.typ = ev.Type()
 	switch ev.Type() {
+	case replication.XID_EVENT:
+		if n := len(ev.Data) - HeaderSize - d.checksumLen(); n < 8 {
+			return nil, fmt.Errorf("%w: malformed event: an XID event of %d bytes, 8 expected", ErrCorrupt, n)
+		}
+		return nil, nil
+	case replication.MARIADB_ANNOTATE_ROWS_EVENT:
+		return nil, nil
 	case replication.TABLE_MAP_EVENT:
 		return d.tableMap(ev)
 	case replication.TRANSACTION_PAYLOAD_EVENT:
@@ -141,8 +151,20 @@ func shortLibraryError(msg string) string {
 	return msg
 }
 
-// apply folds one decoded event into t.
+// checksumLen is how many bytes of checksum end each event.
+func (d *Decoder) checksumLen() int {
+	if d.format != nil && d.format.Checksum {
+		return 4
+	}
+	return 0
+}
+
+// apply folds one decoded event into t (nothing if be is nil: parse took
+// all there was).
 func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
+	if be == nil {
+		return nil
+	}
 	switch e := be.Event.(type) {
 	case *replication.GtidTaggedLogEvent:
 		d.mysqlGTID(t, &e.GTIDEvent, be.Header.EventType)

@@ -47,9 +47,7 @@ func (d *Decoder) tableMap(ev Event) (*replication.BinlogEvent, error) {
 		return nil, fmt.Errorf("%w: a table map event decoded as %T", ErrCorrupt, be.Event)
 	}
 	body := ev.Data[HeaderSize:]
-	if d.format.Checksum && len(body) >= 4 {
-		body = body[:len(body)-4]
-	}
+	body = body[:max(0, len(body)-d.checksumLen())]
 	full, ok := d.maps[string(body)]
 	if !ok {
 		if len(d.maps) >= maxTableMaps {
