@@ -54,15 +54,14 @@ func txnGTID(rt *binlog.RawTxn) (binlog.GTID, error) {
 // resume position, and advances pos past it.
 func (r *relayer) relayTxn(ctx context.Context, rt *binlog.RawTxn, g binlog.GTID, pos mysql.GTIDSet) error {
 	gs := g.String()
-	if err := pos.Update(gs); err != nil {
+	resume, err := advance(pos, g, gs)
+	if err != nil {
 		return fmt.Errorf("advancing the source position past %s: %w", g, err)
 	}
 	// It arrived now: Append may wait for room in the relay log.
 	arrived := time.Now()
-	resume := pos.String()
 	rec := relaylog.Record{Txn: rt, GTID: g, Resume: resume}
 	var idx uint64
-	var err error
 	if r.hold {
 		idx, err = r.relay.AppendHeld(ctx, rec)
 	} else {
@@ -83,6 +82,27 @@ func (r *relayer) relayTxn(ctx context.Context, rt *binlog.RawTxn, g binlog.GTID
 	r.status.SourceFile, r.status.SourceOffset = last.Pos.File, last.Pos.Offset+int64(len(last.Data))
 	r.mu.Unlock()
 	return nil
+}
+
+// advance moves pos past g (gs is g.String()) and returns pos in text
+// form. A MariaDB position is advanced without parsing gs, and one of a
+// single domain is gs once g is its last transaction: the common case,
+// which then costs no sorting or formatting per transaction.
+func advance(pos mysql.GTIDSet, g binlog.GTID, gs string) (string, error) {
+	ms, ok := pos.(*mysql.MariadbGTIDSet)
+	if !ok || g.Flavor != binlog.FlavorMariaDB {
+		if err := pos.Update(gs); err != nil {
+			return "", err
+		}
+		return pos.String(), nil
+	}
+	if err := ms.AddSet(&mysql.MariadbGTID{DomainID: g.Domain, ServerID: g.Server, SequenceNumber: g.Seq}); err != nil {
+		return "", err
+	}
+	if e := ms.Sets[g.Domain]; len(ms.Sets) == 1 && e.ServerID == g.Server && e.SequenceNumber == g.Seq {
+		return gs, nil
+	}
+	return ms.String(), nil
 }
 
 func (r *relayer) touch() {
