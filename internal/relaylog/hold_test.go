@@ -203,12 +203,12 @@ func helperHeldFileSize(dir string) error {
 	}
 	for i, r := range small[5:8] {
 		if idx, err := l.AppendHeld(ctx, r); err != nil || idx != uint64(i+6) {
-			return fmt.Errorf("holding: index %d, %v", idx, err)
+			return fmt.Errorf("holding: index %d, %w", idx, err)
 		}
 	}
 	err = l.Flush()
 	if !errors.Is(err, syscall.EFBIG) || !strings.Contains(err.Error(), path) {
-		return fmt.Errorf("flush over the limit: %v", err)
+		return fmt.Errorf("flush over the limit: %w", err)
 	}
 	if last, _ := l.Last(); last != 5 {
 		return fmt.Errorf("Last = %d after a failed flush", last)
@@ -224,7 +224,7 @@ func helperHeldFileSize(dir string) error {
 	}
 	for i, r := range small[5:] {
 		if idx, err := l.AppendHeld(ctx, r); err != nil || idx != uint64(i+6) {
-			return fmt.Errorf("holding after the limit is lifted: index %d, %v", idx, err)
+			return fmt.Errorf("holding after the limit is lifted: index %d, %w", idx, err)
 		}
 	}
 	return l.Close() // flushes what is held

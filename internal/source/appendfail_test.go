@@ -122,7 +122,7 @@ func helperFileSize(url, dir string) error {
 
 	segs, err := filepath.Glob(filepath.Join(dir, "*"))
 	if err != nil || len(segs) == 0 {
-		return fmt.Errorf("no segment in %s: %v", dir, err)
+		return fmt.Errorf("no segment in %s: %w", dir, err)
 	}
 	var size int64
 	for _, s := range segs {
