@@ -43,8 +43,10 @@ var DefaultWorkers = []int{1, 2, 4, 8, 16, 32}
 type modeState struct {
 	tracker *deptrack.Tracker
 	chains  *chains
-	sims    []*simulator
-	hist    []int64 // transactions by number already in flight at their start (widest simulation)
+	// sims simulate each worker count under the model; unordered, the
+	// same without commit order.
+	sims, unordered []*simulator
+	hist            []int64 // transactions by number already in flight at their start (widest simulation)
 }
 
 // Run analyzes opts.Files. On bad input it returns the report of what was
@@ -86,8 +88,11 @@ func Run(opts Options) (*Report, error) {
 	}
 	for i, m := range deptrack.Modes {
 		st := &modeState{tracker: deptrack.NewTracker(m, opts.HistorySize), chains: newChains()}
+		free := opts.Model
+		free.PreserveOrder = false
 		for _, w := range opts.Workers {
 			st.sims = append(st.sims, newSimulator(w, opts.Model))
+			st.unordered = append(st.unordered, newSimulator(w, free))
 		}
 		st.hist = make([]int64, opts.Workers[widest]+1)
 		modes[i] = st
@@ -117,11 +122,11 @@ func Run(opts Options) (*Report, error) {
 			d := st.tracker.Add(txn, &ws)
 			st.chains.add(txn.Seq, d.Wait, d.On)
 			for j, sim := range st.sims {
+				start := sim.add(txn.Seq, d.Wait, d.On, rows)
 				if j == widest {
-					start := max(sim.prefixAt(d.Wait), sim.lastDsp, sim.free[0])
 					st.hist[sim.busy(start)]++
 				}
-				sim.add(txn.Seq, d.Wait, d.On, rows)
+				st.unordered[j].add(txn.Seq, d.Wait, d.On, rows)
 			}
 			if deptrack.Modes[i] == deptrack.WritesetMode {
 				acc.conflicts(&ws, d.Conflicts)
@@ -167,14 +172,15 @@ func followFlavor(cat *schema.Catalog, f *binlog.Format) {
 	}
 }
 
-// speedups turns simulated makespans into speedups over one worker.
-func speedups(st *modeState, workers []int) map[string]float64 {
-	base := st.sims[slices.Index(workers, 1)].makespan()
+// speedups turns the makespans of sims, one per worker count, into
+// speedups over one worker.
+func speedups(sims []*simulator, workers []int) map[string]float64 {
+	base := sims[slices.Index(workers, 1)].makespan()
 	out := map[string]float64{}
 	for i, w := range workers {
-		if m := st.sims[i].makespan(); m > 0 {
+		if m := sims[i].makespan(); m > 0 {
 			s := base / m
-			if c := st.sims[i].model.Capacity; c > 0 {
+			if c := sims[i].model.Capacity; c > 0 {
 				s = min(s, max(1, c)) // a target that applies c transactions at once
 			}
 			out[strconv.Itoa(w)] = round2(s)

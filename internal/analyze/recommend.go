@@ -13,26 +13,35 @@ func recommend(r *Report, workers []int) string {
 		return "No transactions were read."
 	}
 	var out []string
-	widest := 0
-	for _, w := range workers {
-		widest = max(widest, w)
-	}
-	wkey := strconv.Itoa(widest)
-	best, bestName := 0.0, ""
+	// The mode is chosen by the parallelism its dependencies allow; what
+	// workers make of it depends on batching and the target as well.
+	bestPar, bestName := 0.0, ""
 	for _, m := range []string{"writeset", "writeset-session", "commit-order", "database"} {
-		if s := r.Modes[m].Speedup[wkey]; s > best+0.05 {
-			best, bestName = s, m
+		if p := r.Modes[m].AvgParallelism; p > bestPar*1.05 {
+			bestPar, bestName = p, m
 		}
 	}
 	co, wsr := r.Modes["commit-order"], r.Modes["writeset"]
-	switch {
-	case bestName == "" || best < 1.2:
-		out = append(out, fmt.Sprintf("This stream is essentially serial under every mode (best simulated speedup %.2fx with %d workers); more workers will not help.", best, widest))
-	default:
-		out = append(out, fmt.Sprintf("Use --dependency %s: it allows an average parallelism of %.1f and a simulated speedup of %.1fx with %d workers.",
-			bestName, r.Modes[bestName].AvgParallelism, best, widest))
-		if n := enough(r.Modes[bestName], workers, best); n > 0 && n < widest {
-			out = append(out, fmt.Sprintf("%d workers already reach 90%% of that.", n))
+	if bestName == "" || bestPar < 1.2 {
+		out = append(out, fmt.Sprintf("This stream is essentially serial under every mode (average parallelism at most %.2f); more workers will not help.", bestPar))
+	} else {
+		mr := r.Modes[bestName]
+		best, bestW := bestSpeedup(mr.Speedup)
+		out = append(out, fmt.Sprintf("Use --dependency %s: it allows an average parallelism of %.1f.", bestName, bestPar))
+		switch batch := max(1, r.CostModel.Batch); {
+		case best < 1.2 && batch > 1:
+			out = append(out, fmt.Sprintf("With batches of up to %d transactions a commit, more workers add little: the best simulated speedup is %.2fx (%s); batching already takes most of what they would.",
+				batch, best, workersText(bestW)))
+		case best < 1.2:
+			out = append(out, fmt.Sprintf("More workers add little on this target: the best simulated speedup is %.2fx (%s).", best, workersText(bestW)))
+		default:
+			out = append(out, fmt.Sprintf("%s workers simulate %.1fx one worker's speed.", bestW, best))
+			if n := enough(mr, workers, best); n > 0 && strconv.Itoa(n) != bestW {
+				out = append(out, fmt.Sprintf("%d workers already reach 90%% of that.", n))
+			}
+		}
+		if u, uw := bestSpeedup(mr.UnorderedSpeedup); r.CostModel.PreserveOrder && u >= 1.2*best {
+			out = append(out, fmt.Sprintf("Without keeping the source's commit order (--preserve-commit-order=false) the best is %.2fx (%s): commits in order wait for one another.", u, workersText(uw)))
 		}
 	}
 	if wsr.AvgParallelism >= 1.5*co.AvgParallelism && co.AvgParallelism > 0 {
@@ -67,6 +76,26 @@ func recommend(r *Report, workers []int) string {
 		out = append(out, "The writeset history was too small for this stream; raise --history-size.")
 	}
 	return strings.Join(out, " ")
+}
+
+// bestSpeedup returns the highest speedup of by and its worker count (the
+// smallest among equals).
+func bestSpeedup(by map[string]float64) (float64, string) {
+	best, bestN := 0.0, 0
+	for k, s := range by {
+		n, _ := strconv.Atoi(k)
+		if s > best || s == best && n < bestN {
+			best, bestN = s, n
+		}
+	}
+	return best, strconv.Itoa(bestN)
+}
+
+func workersText(n string) string {
+	if n == "1" {
+		return "1 worker"
+	}
+	return n + " workers"
 }
 
 // enough is the smallest worker count reaching 90% of the best speedup.

@@ -53,8 +53,12 @@ type ModeReport struct {
 	// AvgParallelism is transactions / critical path.
 	AvgParallelism float64 `json:"avg_parallelism"`
 	// Speedup is the simulated apply speedup over one worker, by worker
-	// count.
+	// count, under the report's cost model (batching included: over one
+	// worker that batches alike).
 	Speedup map[string]float64 `json:"speedup"`
+	// UnorderedSpeedup is Speedup with commit order not preserved
+	// (paraply's --preserve-commit-order=false), over the same one worker.
+	UnorderedSpeedup map[string]float64 `json:"unordered_speedup"`
 	// Barriers counts transactions by what serialized them (every cause;
 	// keyless_table, fk_cascade, history_forgotten and unknown_clock are
 	// partial serializations, the others full barriers).
@@ -159,7 +163,8 @@ func (a *accumulator) report(opts Options, modes []*modeState) *Report {
 		stats := st.tracker.Stats()
 		mr := &ModeReport{
 			CriticalPath:     int64(st.chains.best),
-			Speedup:          speedups(st, opts.Workers),
+			Speedup:          speedups(st.sims, opts.Workers),
+			UnorderedSpeedup: speedups(st.unordered, opts.Workers),
 			Barriers:         map[string]int64{},
 			Histogram:        map[string]int64{},
 			HistoryForgotten: stats.Forgotten,

@@ -40,14 +40,21 @@ func WriteText(w io.Writer, r *Report) error {
 			fmt.Fprintf(tw, "%.2fx\t", mr.Speedup[k])
 		}
 		fmt.Fprintf(tw, "%s\t\n", barrierSummary(mr.Barriers))
+		if r.CostModel.PreserveOrder {
+			fmt.Fprintf(tw, "  unordered\t\t\t")
+			for _, k := range workers {
+				fmt.Fprintf(tw, "%.2fx\t", mr.UnorderedSpeedup[k])
+			}
+			fmt.Fprintf(tw, "\t\n")
+		}
 	}
 	tw.Flush()
 	capacity := "unlimited"
 	if r.CostModel.Capacity > 0 {
 		capacity = fmt.Sprintf("%.1f transactions at once", r.CostModel.Capacity)
 	}
-	p.f("\n(speedup: simulated apply time of 1 worker / N workers; cost model %.2f per transaction + %.2f per row, commit order preserved=%v, target capacity %s)\n",
-		r.CostModel.PerTxn, r.CostModel.PerRow, r.CostModel.PreserveOrder, capacity)
+	p.f("\n(speedup: simulated apply time of 1 worker / N workers; cost model %.2f per transaction + %.2f per row + %.2f per commit, batches of up to %d, commit order preserved=%v (unordered: without), target capacity %s)\n",
+		r.CostModel.PerTxn, r.CostModel.PerRow, r.CostModel.Commit, max(1, r.CostModel.Batch), r.CostModel.PreserveOrder, capacity)
 	if len(r.HotKeys) > 0 {
 		p.f("\nhot rows (writeset conflicts):\n")
 		for _, h := range r.HotKeys {

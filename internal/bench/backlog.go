@@ -86,7 +86,8 @@ func (c *cluster) buildBacklog(ctx context.Context, w Workload, clients int) (*B
 }
 
 // predict runs `paraply analyze --json` on the backlog's binlog files with
-// the target's schema and keeps the simulated speedups.
+// the target's schema, once for each batch size of the paraply runs, and
+// keeps the simulated speedups.
 func (c *cluster) predict(ctx context.Context, b *Backlog, files []string) error {
 	if !c.target.Running() {
 		if err := c.targetSnap.restore(ctx, c.target); err != nil {
@@ -95,33 +96,56 @@ func (c *cluster) predict(ctx context.Context, b *Backlog, files []string) error
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RunTimeout)
 	defer cancel()
+	var batches []int
+	for _, a := range c.cfg.Applies {
+		if a.Kind == Paraply && !slices.Contains(batches, a.Batch) {
+			batches = append(batches, a.Batch)
+		}
+	}
+	slices.Sort(batches)
+	b.Predictions = nil
+	began := time.Now()
+	for _, batch := range batches {
+		p, err := c.analyze(ctx, b, files, batch)
+		if err != nil {
+			return err
+		}
+		b.Predictions = append(b.Predictions, p)
+	}
+	b.AnalyzeSeconds = round(time.Since(began).Seconds(), 2)
+	return nil
+}
+
+// analyze runs `paraply analyze --json` simulating batches of up to batch
+// transactions.
+func (c *cluster) analyze(ctx context.Context, b *Backlog, files []string, batch int) (Prediction, error) {
 	// The target shares this machine's cores: predict with the analyzer's
 	// calibrated capacity for them.
 	capacity := strconv.FormatFloat(analyze.DefaultCapacity(runtime.NumCPU()), 'f', 1, 64)
-	args := append([]string{"analyze", "--json", "--capacity", capacity, "--schema", c.target.URL()}, files...)
+	args := append([]string{"analyze", "--json", "--capacity", capacity, "--batch-max-txns", strconv.Itoa(max(1, batch)),
+		"--schema", c.target.URL()}, files...)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, c.cfg.Paraply, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	began := time.Now()
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("paraply analyze: %w\n%s", err, tail(stderr.String(), 10))
+		return Prediction{}, fmt.Errorf("paraply analyze: %w\n%s", err, tail(stderr.String(), 10))
 	}
-	b.AnalyzeSeconds = round(time.Since(began).Seconds(), 2)
 	var rep struct {
 		Transactions int64 `json:"transactions"`
 		Modes        map[string]struct {
-			Speedup map[string]float64 `json:"speedup"`
+			Speedup          map[string]float64 `json:"speedup"`
+			UnorderedSpeedup map[string]float64 `json:"unordered_speedup"`
 		} `json:"modes"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		return fmt.Errorf("paraply analyze: reading its JSON: %w", err)
+		return Prediction{}, fmt.Errorf("paraply analyze: reading its JSON: %w", err)
 	}
 	if rep.Transactions != b.Transactions {
-		return fmt.Errorf("paraply analyze read %d transactions, the backlog has %d", rep.Transactions, b.Transactions)
+		return Prediction{}, fmt.Errorf("paraply analyze read %d transactions, the backlog has %d", rep.Transactions, b.Transactions)
 	}
-	b.Predicted = map[string]map[string]float64{}
+	p := Prediction{Batch: batch, Ordered: map[string]map[string]float64{}, Unordered: map[string]map[string]float64{}}
 	for mode, mr := range rep.Modes {
-		b.Predicted[mode] = mr.Speedup
+		p.Ordered[mode], p.Unordered[mode] = mr.Speedup, mr.UnorderedSpeedup
 	}
-	return nil
+	return p, nil
 }

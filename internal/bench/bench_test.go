@@ -136,7 +136,11 @@ func sample() *Backlog {
 	b := &Backlog{
 		Workload: "write_only", Script: "oltp_write_only", Clients: 1, Durable: true, Events: 1000, Transactions: 1000,
 		Before: "0-1-1", After: "0-1-1001",
-		Predicted: map[string]map[string]float64{"writeset": {"1": 1, "16": 8}, "commit-order": {"16": 1.1}},
+		Predictions: []Prediction{{
+			Batch:     DefaultBatch,
+			Ordered:   map[string]map[string]float64{"writeset": {"1": 1, "16": 8}, "commit-order": {"16": 1.1}},
+			Unordered: map[string]map[string]float64{"writeset": {"1": 1, "16": 10}},
+		}},
 		Runs: []*Measurement{
 			run("native-single", 1000),
 			run("native-16-aggressive", 2000),
@@ -148,6 +152,7 @@ func sample() *Backlog {
 			run("ceiling", 4000),
 			run("native-16-aggressive-receive", 1500),
 			run("paraply-auto-writeset", 2800),
+			run("paraply-16-writeset-unordered", 2900),
 		},
 	}
 	b.Runs[6].Failed, b.Runs[6].Error = true, "paraply replicate: exit status 1\nmore"
@@ -173,8 +178,14 @@ func TestCompute(t *testing.T) {
 		t.Errorf("batching run: predicted %v measured %v disagrees %v; want 8, 6, true", ws.PredictedSpeedup, ws.MeasuredSpeedup, ws.Disagrees)
 	}
 	nb := b.find("paraply-16-writeset-nobatch")
-	if nb.MeasuredSpeedup != 7.5 || nb.Disagrees {
-		t.Errorf("no-batch run: measured %v disagrees %v; want 7.5, false", nb.MeasuredSpeedup, nb.Disagrees)
+	if nb.MeasuredSpeedup != 7.5 || nb.PredictedSpeedup != 0 || nb.Disagrees {
+		t.Errorf("no-batch run (the simulation batches): measured %v predicted %v disagrees %v; want 7.5, none, false", nb.MeasuredSpeedup, nb.PredictedSpeedup, nb.Disagrees)
+	}
+	if u := b.find("paraply-16-writeset-unordered"); u.PredictedSpeedup != 10 || u.MeasuredSpeedup != 5.8 || !u.Disagrees {
+		t.Errorf("unordered run: predicted %v measured %v disagrees %v; want 10 (unordered), 5.8, true", u.PredictedSpeedup, u.MeasuredSpeedup, u.Disagrees)
+	}
+	if a := b.find("paraply-auto-writeset"); a.PredictedSpeedup != 8 || a.MeasuredSpeedup != 5.6 || !a.Disagrees {
+		t.Errorf("auto run: predicted %v measured %v disagrees %v; want 8 (the best count), 5.6, true", a.PredictedSpeedup, a.MeasuredSpeedup, a.Disagrees)
 	}
 	if f := b.find("paraply-16-commit-order"); f.VsNativeSingle != 0 || f.MeasuredSpeedup != 0 {
 		t.Errorf("a failed run got ratios: %+v", f)

@@ -31,8 +31,9 @@
 //     (`run --events=K --time=0 --threads=T --rand-seed=42`), FLUSH BINARY
 //     LOGS. Nothing replicates meanwhile. The GTID positions before and
 //     after bound the backlog, the files in between hold it.
-//  2. `paraply analyze --json` on those files, with the target's schema:
-//     the predicted speedups per mode and worker count.
+//  2. `paraply analyze --json` on those files, with the target's schema,
+//     once per batch size of the paraply runs: the predicted speedups per
+//     mode and worker count, with commit order kept and without.
 //  3. For each configuration, restore the replica or the target and time
 //     the apply:
 //     - native: gtid_slave_pos = the position before, CHANGE MASTER TO

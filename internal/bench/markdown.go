@@ -190,11 +190,13 @@ const notes = `
 - x native single, x best native, x ceiling: tps over the native single-threaded replica's, over the best
   native configuration's, over the ceiling's.
 - Predicted speedup: ` + "`paraply analyze --json`" + ` on the backlog's binlog files with the target's schema, its
-  simulated speedup of the run's dependency mode at the run's worker count over one worker. Measured speedup:
+  simulated speedup of the run's dependency mode at the run's worker count over one worker, with the run's
+  commit order, for --workers auto the best worker count's. The simulation batches as the run does (` + "`--batch-max-txns`" + `),
+  prices each commit, and counts the target's CPU only as its calibrated capacity (0.55 transactions at once
+  per core). Measured speedup:
   the run's tps over the tps of paraply with 1 worker and --dependency serial with the same batching (or, when
   that was not run, 1 worker in another mode with the same batching: one worker applies serially). They are
-  flagged when they differ by more than 20% of the prediction. The simulation counts neither the target's CPU
-  (two cores here) nor the commit's fsync, nor batching.
+  flagged when they differ by more than 20% of the prediction.
 - CPU ms/txn: CPU time of the applying mariadbd plus the paraply process during the run, per transaction (for the
   ceiling, of the target alone; sysbench's own CPU is not counted). Lock waits: the average number of InnoDB
   transactions waiting for a row lock on the applying server, sampled every 200 ms. results.json has the

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 )
 
@@ -40,10 +41,10 @@ type Backlog struct {
 	// its rate there.
 	BuildSeconds float64 `json:"build_seconds"`
 	SourceTPS    float64 `json:"source_tps"`
-	// Predicted is `paraply analyze`'s simulated speedup over one worker,
-	// by dependency mode and then worker count ("4", "16").
-	Predicted    map[string]map[string]float64 `json:"predicted_speedup,omitempty"`
-	PredictError string                        `json:"predict_error,omitempty"`
+	// Predictions are `paraply analyze`'s, one for each batch size of the
+	// paraply runs.
+	Predictions  []Prediction `json:"predictions,omitempty"`
+	PredictError string       `json:"predict_error,omitempty"`
 	// AnalyzeSeconds is how long `paraply analyze` took on the backlog.
 	AnalyzeSeconds float64 `json:"analyze_seconds,omitempty"`
 	// Error is set when the backlog could not be built; there are no runs.
@@ -136,6 +137,37 @@ const Tolerance = 0.20
 // ok reports whether r produced a throughput.
 func (r *Measurement) ok() bool { return r != nil && !r.Failed && r.TPS > 0 }
 
+// Prediction is what `paraply analyze` simulated with batches of up to
+// Batch transactions: speedups over one worker, by dependency mode and
+// then worker count ("4", "16"), with commit order kept and without.
+type Prediction struct {
+	Batch     int                           `json:"batch"`
+	Ordered   map[string]map[string]float64 `json:"ordered"`
+	Unordered map[string]map[string]float64 `json:"unordered"`
+}
+
+// predicted is the analyzer's speedup for a over one worker batching
+// alike: for --workers auto, the best of the worker counts simulated (it
+// looks for that count); 0 when none was simulated with a's batching.
+func (b *Backlog) predicted(a Apply) float64 {
+	i := slices.IndexFunc(b.Predictions, func(p Prediction) bool { return p.Batch == a.Batch })
+	if i < 0 || a.GTIDs || a.Binlog {
+		return 0
+	}
+	by := b.Predictions[i].Ordered[a.Mode]
+	if a.Unordered {
+		by = b.Predictions[i].Unordered[a.Mode]
+	}
+	if a.Threads > 0 {
+		return by[strconv.Itoa(a.Threads)]
+	}
+	best := 0.0
+	for _, s := range by {
+		best = max(best, s)
+	}
+	return best
+}
+
 // baseRun returns the run a's measured speedup is over: a's base (one
 // worker, serial), or, when that was not run, another run with one
 // worker and a's batching and apply path: with one worker every
@@ -220,7 +252,7 @@ func (b *Backlog) compute() {
 		if r.Apply.Kind != Paraply || r.Apply.Threads == 1 {
 			continue
 		}
-		r.PredictedSpeedup = b.Predicted[r.Apply.Mode][strconv.Itoa(r.Apply.Threads)]
+		r.PredictedSpeedup = b.predicted(r.Apply)
 		if base := b.baseRun(r.Apply); base != nil {
 			r.MeasuredSpeedup = round(r.TPS/base.TPS, 2)
 		}

@@ -59,8 +59,9 @@ func TestRunTiny(t *testing.T) {
 		t.Fatalf("%d backlogs, want 1", len(res.Backlogs))
 	}
 	b := res.Backlogs[0]
-	if b.Transactions != 200 || b.PredictError != "" || b.Predicted["writeset"]["4"] == 0 {
-		t.Errorf("backlog: %d transactions, prediction %v (%s)", b.Transactions, b.Predicted, b.PredictError)
+	// One prediction for each batch size of the paraply runs: 1 and 64.
+	if b.Transactions != 200 || b.PredictError != "" || len(b.Predictions) != 2 || b.Predictions[0].Ordered["writeset"]["4"] == 0 {
+		t.Errorf("backlog: %d transactions, predictions %+v (%s)", b.Transactions, b.Predictions, b.PredictError)
 	}
 	for _, r := range b.Runs {
 		if !r.ok() {
