@@ -4,8 +4,10 @@
 // several worker counts, counts what serialized the stream (barriers by
 // cause, hot rows and tables), and words a recommendation.
 //
-// The simulation (see CostModel and simulator) prices each transaction as a
-// fixed cost plus a cost per row change and dispatches in source order to
-// the first free worker, committing in source order; it answers "how much
-// faster could N workers be", not "how many seconds".
+// The simulation (see CostModel and simulator) applies as paraply does:
+// batches of consecutive transactions on the first free worker, each
+// transaction priced as a fixed cost plus a cost per row change and each
+// batch's commit at its own cost, commits in source order or (the
+// unordered speedups) not; it answers "how much faster could N workers be
+// than one", not "how many seconds".
 package analyze

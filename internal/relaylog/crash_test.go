@@ -157,39 +157,50 @@ func openedLast(t *testing.T, dir string) uint64 {
 	return last
 }
 
-// helperFileSize makes a write fail for real: with RLIMIT_FSIZE just above
-// the segment's size, the kernel writes part of the record and then fails
-// with EFBIG (ENOSPC behaves the same for the log).
-func helperFileSize(dir string) error {
-	small, err := loadSmall(20)
-	if err != nil {
-		return err
+// atTheLimit opens a log in dir with opts (SegmentBytes 1 MiB), appends
+// the first five of twenty small records and sets RLIMIT_FSIZE just above
+// the segment's size: the kernel writes part of the next record and then
+// fails with EFBIG (ENOSPC behaves the same for the log). lift restores
+// the limit.
+func atTheLimit(dir string, opts Options) (l *Log, small []Record, size int64, lift func() error, err error) {
+	if small, err = loadSmall(20); err != nil {
+		return nil, nil, 0, nil, err
 	}
-	l, err := Open(Options{Dir: dir, SegmentBytes: 1 << 20, Sync: SyncEveryTxn})
-	if err != nil {
-		return err
+	opts.Dir, opts.SegmentBytes = dir, 1<<20
+	if l, err = Open(opts); err != nil {
+		return nil, nil, 0, nil, err
 	}
-	ctx := context.Background()
 	for _, r := range small[:5] {
-		if _, err := l.Append(ctx, r); err != nil {
-			return err
+		if _, err := l.Append(context.Background(), r); err != nil {
+			return nil, nil, 0, nil, err
 		}
 	}
-	path := segPath(dir, 1)
-	st, err := os.Stat(path)
+	st, err := os.Stat(segPath(dir, 1))
 	if err != nil {
-		return err
+		return nil, nil, 0, nil, err
 	}
 	signal.Ignore(syscall.SIGXFSZ)
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		return err
+		return nil, nil, 0, nil, err
 	}
 	lim := old
 	lim.Cur = uint64(st.Size()) + 20 // the next record is larger
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		return nil, nil, 0, nil, err
+	}
+	return l, small, st.Size(), func() error { return syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old) }, nil
+}
+
+// helperFileSize makes an append fail for real (atTheLimit), twice, and
+// then appends the rest with the limit lifted.
+func helperFileSize(dir string) error {
+	l, small, size, lift, err := atTheLimit(dir, Options{Sync: SyncEveryTxn})
+	if err != nil {
 		return err
 	}
+	ctx := context.Background()
+	path := segPath(dir, 1)
 	for range 2 {
 		_, err = l.Append(ctx, small[5])
 		if !errors.Is(err, syscall.EFBIG) || !strings.Contains(err.Error(), path) {
@@ -198,11 +209,11 @@ func helperFileSize(dir string) error {
 		if last, _ := l.Last(); last != 5 {
 			return fmt.Errorf("Last = %d after a failed append", last)
 		}
-		if st2, _ := os.Stat(path); st2.Size() != st.Size() {
-			return fmt.Errorf("partial record not cut: %d bytes, want %d", st2.Size(), st.Size())
+		if st, _ := os.Stat(path); st.Size() != size {
+			return fmt.Errorf("partial record not cut: %d bytes, want %d", st.Size(), size)
 		}
 	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+	if err := lift(); err != nil {
 		return err
 	}
 	for _, r := range small[5:] {

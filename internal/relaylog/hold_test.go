@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,23 +120,7 @@ func TestAppendHeldWhenFull(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	consumed := make(chan error, 1)
-	go func() {
-		r := l.NewReader(1)
-		defer r.Close()
-		for range recs {
-			e, err := r.Next(ctx)
-			if err != nil {
-				consumed <- err
-				return
-			}
-			if err := l.Purge(e.Index); err != nil {
-				consumed <- err
-				return
-			}
-		}
-		consumed <- nil
-	}()
+	consumed := consume(ctx, l, 1, len(recs))
 	for ; n < len(recs); n++ {
 		if _, err := l.AppendHeld(ctx, recs[n]); err != nil {
 			t.Fatalf("AppendHeld %d: %v (log %+v)", n+1, err, l.Stats())
@@ -172,35 +155,12 @@ func TestFailedFlushDropsHeld(t *testing.T) {
 // helperHeldFileSize holds transactions past RLIMIT_FSIZE, so that the
 // flush fails, and then appends them again with the limit lifted.
 func helperHeldFileSize(dir string) error {
-	small, err := loadSmall(20)
-	if err != nil {
-		return err
-	}
-	l, err := Open(Options{Dir: dir, SegmentBytes: 1 << 20, Sync: SyncNever})
+	l, small, size, lift, err := atTheLimit(dir, Options{Sync: SyncNever})
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	for _, r := range small[:5] {
-		if _, err := l.Append(ctx, r); err != nil {
-			return err
-		}
-	}
 	path := segPath(dir, 1)
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	signal.Ignore(syscall.SIGXFSZ)
-	var old syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		return err
-	}
-	lim := old
-	lim.Cur = uint64(st.Size()) + 20
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
-		return err
-	}
 	for i, r := range small[5:8] {
 		if idx, err := l.AppendHeld(ctx, r); err != nil || idx != uint64(i+6) {
 			return fmt.Errorf("holding: index %d, %w", idx, err)
@@ -216,10 +176,10 @@ func helperHeldFileSize(dir string) error {
 	if res, _ := l.Resume(); res != small[4].Resume {
 		return fmt.Errorf("Resume = %q after a failed flush, want %q", res, small[4].Resume)
 	}
-	if st2, _ := os.Stat(path); st2.Size() != st.Size() {
-		return fmt.Errorf("held records not cut: %d bytes, want %d", st2.Size(), st.Size())
+	if st, _ := os.Stat(path); st.Size() != size {
+		return fmt.Errorf("held records not cut: %d bytes, want %d", st.Size(), size)
 	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+	if err := lift(); err != nil {
 		return err
 	}
 	for i, r := range small[5:] {

@@ -28,6 +28,29 @@ type result struct {
 	err error
 }
 
+// consume reads n entries from index from in a goroutine, purging each
+// as an applier's checkpoint would, and delivers the first error, or nil.
+func consume(ctx context.Context, l *Log, from uint64, n int) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		r := l.NewReader(from)
+		defer r.Close()
+		for range n {
+			e, err := r.Next(ctx)
+			if err != nil {
+				done <- err
+				return
+			}
+			if err := l.Purge(e.Index); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	return done
+}
+
 // notYet fails if ch delivers within d: the call is blocked.
 func notYet[T any](t *testing.T, ch <-chan T, d time.Duration, what string) {
 	t.Helper()
@@ -172,24 +195,7 @@ func TestBackPressure(t *testing.T) {
 	// through, and the log never exceeds MaxBytes by more than the slack.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	consumed := make(chan error, 1)
-	go func(from int) {
-		r := l.NewReader(uint64(from) + 1)
-		defer r.Close()
-		for i := from; i < len(recs); i++ {
-			e, err := r.Next(ctx)
-			if err != nil {
-				consumed <- err
-				return
-			}
-			// The applier's checkpoint: it purges what it applied.
-			if err := l.Purge(e.Index); err != nil {
-				consumed <- err
-				return
-			}
-		}
-		consumed <- nil
-	}(n)
+	consumed := consume(ctx, l, uint64(n)+1, len(recs)-n)
 	for ; n < len(recs); n++ {
 		if _, err := l.Append(ctx, recs[n]); err != nil {
 			t.Fatalf("append %d: %v", n+1, err)
