@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"container/heap"
-
 	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/deptrack"
 )
@@ -23,10 +21,10 @@ type core struct {
 	entries  map[uint64]*entry // admitted, not yet committed
 	prefix   uint64            // every transaction up to prefix is settled (see settle)
 	done     map[uint64]bool   // settled above prefix
-	ready    seqHeap           // ready, maybe already dispatched (lazy deletion)
+	ready    minHeap[uint64]   // ready, maybe already dispatched (lazy deletion)
 	nReady   int               // ready and not dispatched
 	onWait   map[uint64][]*entry
-	wmWait   wmHeap
+	wmWait   minHeap[wmItem] // waiting for the prefix, by how far it must go
 	bytes    int
 	maxTxns  int
 	maxBytes int
@@ -42,6 +40,8 @@ type entry struct {
 
 func newCore(prefix uint64, maxTxns, maxBytes int) *core {
 	return &core{entries: map[uint64]*entry{}, prefix: prefix, done: map[uint64]bool{},
+		ready:  minHeap[uint64]{less: func(a, b uint64) bool { return a < b }},
+		wmWait: minHeap[wmItem]{less: func(a, b wmItem) bool { return a.wait < b.wait }},
 		onWait: map[uint64][]*entry{}, maxTxns: maxTxns, maxBytes: maxBytes}
 }
 
@@ -66,7 +66,7 @@ func (c *core) admit(it *applier.Txn, d deptrack.Deps) {
 	}
 	if d.Wait > c.prefix {
 		e.missing++
-		heap.Push(&c.wmWait, wmItem{wait: d.Wait, e: e})
+		c.wmWait.push(wmItem{wait: d.Wait, e: e})
 	}
 	if e.missing == 0 {
 		c.makeReady(e)
@@ -74,7 +74,7 @@ func (c *core) admit(it *applier.Txn, d deptrack.Deps) {
 }
 
 func (c *core) makeReady(e *entry) {
-	heap.Push(&c.ready, e.item.Seq)
+	c.ready.push(e.item.Seq)
 	c.nReady++
 }
 
@@ -113,8 +113,8 @@ func (c *core) settle(first, last uint64) {
 		delete(c.done, c.prefix+1)
 		c.prefix++
 	}
-	for c.wmWait.Len() > 0 && c.wmWait[0].wait <= c.prefix {
-		c.release(heap.Pop(&c.wmWait).(wmItem).e)
+	for c.wmWait.Len() > 0 && c.wmWait.top().wait <= c.prefix {
+		c.release(c.wmWait.pop().e)
 	}
 }
 
@@ -129,11 +129,11 @@ func (c *core) release(e *entry) {
 // none.
 func (c *core) lowestReady() uint64 {
 	for c.ready.Len() > 0 {
-		s := c.ready[0]
+		s := c.ready.top()
 		if e := c.entries[s]; e != nil && !e.dispatched {
 			return s
 		}
-		heap.Pop(&c.ready)
+		c.ready.pop()
 	}
 	return 0
 }
@@ -210,7 +210,7 @@ func (c *core) nextUnordered(maxTxns, maxBytes, scan int) *applier.Work {
 
 // start begins work with the ready transaction s and returns its size.
 func (c *core) start(s uint64) (*applier.Work, int) {
-	heap.Pop(&c.ready) // s is on top: lowestReady cleaned the heap down to it
+	c.ready.pop() // s is on top: lowestReady cleaned the heap down to it
 	c.nReady--
 	e := c.entries[s]
 	e.dispatched = true
@@ -274,35 +274,8 @@ func (c *core) satisfiedWithin(e *entry, lo, hi uint64) bool {
 	return true
 }
 
-// seqHeap is a min-heap of stream positions.
-type seqHeap []uint64
-
-func (h seqHeap) Len() int           { return len(h) }
-func (h seqHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h seqHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *seqHeap) Push(x any)        { *h = append(*h, x.(uint64)) }
-func (h *seqHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// wmHeap orders transactions waiting for the prefix by how far it must go.
+// wmItem is a transaction waiting for the prefix to reach wait.
 type wmItem struct {
 	wait uint64
 	e    *entry
-}
-
-type wmHeap []wmItem
-
-func (h wmHeap) Len() int           { return len(h) }
-func (h wmHeap) Less(i, j int) bool { return h[i].wait < h[j].wait }
-func (h wmHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *wmHeap) Push(x any)        { *h = append(*h, x.(wmItem)) }
-func (h *wmHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }
