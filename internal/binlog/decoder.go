@@ -110,7 +110,9 @@ func (d *Decoder) parse(ev Event) (*replication.BinlogEvent, error) {
 	case replication.TABLE_MAP_EVENT:
 		return d.tableMap(ev)
 	case replication.TRANSACTION_PAYLOAD_EVENT:
-		// Its table maps are decoded inside, with the parser's hooks.
+		// The events inside are decoded by a parser that inherits the
+		// hooks of the one given the payload: the full parser's, so that
+		// their table maps keep their optional metadata.
 		return parseWith(d.full, ev)
 	}
 	return parseWith(d.parser, ev)
