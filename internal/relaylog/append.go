@@ -58,13 +58,13 @@ type writer struct {
 	// DiscardPartial cuts back to them.
 	partial       int64
 	partialFormat *binlog.Format
-	// held counts the records written to bw since the last flush, and
-	// heldTxns and heldBytes the transactions and bytes among them; pub
-	// is the writer's state after the last flushed record, which readers
-	// see. A failed flush goes back to it.
-	held, heldTxns int
-	heldBytes      int64
-	pub            writerState
+	// heldBytes and heldTxns count the bytes and transactions of the
+	// records written to bw since the last flush (none when heldBytes is
+	// 0); pub is the writer's state after the last flushed record, which
+	// readers see. A failed flush goes back to it.
+	heldBytes int64
+	heldTxns  int
+	pub       writerState
 }
 
 // start makes f, a segment whose complete records end at size, the one
@@ -79,7 +79,7 @@ func (w *writer) start(f *os.File, path string, first uint64, size int64, pos po
 	}
 	w.dirty, w.damaged, w.lastSync = false, false, time.Now()
 	w.partial, w.partialFormat = -1, nil
-	w.held, w.heldTxns, w.heldBytes, w.pub = 0, 0, 0, w.state()
+	w.heldBytes, w.heldTxns, w.pub = 0, 0, w.state()
 }
 
 // open continues writing a segment that recovery has checked.
@@ -366,7 +366,6 @@ func (l *Log) append(ctx context.Context, typ byte, rec Record, hold bool) (uint
 		w.partial, w.partialFormat = -1, nil
 		w.heldTxns++
 	}
-	w.held++
 	w.heldBytes += written
 	l.mu.Lock()
 	l.bytes += written
@@ -428,7 +427,7 @@ func (l *Log) makeRoom(ctx context.Context, size int64, fm *binlog.Format) ([]by
 			l.mu.Unlock()
 			return fmtRec, nil
 		}
-		if w.held > 0 {
+		if w.heldBytes > 0 {
 			// Readers must see what the buffer holds for anything to be
 			// purged.
 			l.mu.Unlock()

@@ -224,11 +224,15 @@ func helperFileSize(dir string) error {
 	return l.Close()
 }
 
-func TestWriteErrorLeavesLogUsable(t *testing.T) {
+func TestWriteErrorLeavesLogUsable(t *testing.T) { checkAfterLimit(t, "fsize") }
+
+// checkAfterLimit runs helper name, which ends with the twenty small
+// records appended around a write that failed, and checks that the log
+// holds exactly them.
+func checkAfterLimit(t *testing.T, name string) {
+	t.Helper()
 	dir := t.TempDir()
-	cmd := helper(t, "fsize", dir)
-	out, err := cmd.Output()
-	if err != nil {
+	if out, err := helper(t, name, dir).Output(); err != nil {
 		t.Fatalf("helper: %v %s", err, out)
 	}
 	small := smallRecords(t, 20)

@@ -64,14 +64,14 @@ func (l *Log) commit(doSync bool) error {
 		l.bytes -= w.heldBytes
 		l.mu.Unlock()
 		w.restore(w.pub)
-		w.held, w.heldTxns, w.heldBytes = 0, 0, 0
+		w.heldBytes, w.heldTxns = 0, 0
 		w.damaged = true
 		if rerr := w.repair(); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
 		return err
 	}
-	if w.held == 0 {
+	if w.heldBytes == 0 {
 		return nil
 	}
 	l.mu.Lock()
@@ -84,6 +84,6 @@ func (l *Log) commit(doSync bool) error {
 		l.wakeLocked()
 	}
 	l.mu.Unlock()
-	w.held, w.heldTxns, w.heldBytes, w.pub = 0, 0, 0, w.state()
+	w.heldBytes, w.heldTxns, w.pub = 0, 0, w.state()
 	return nil
 }

@@ -102,18 +102,7 @@ func TestAppendHeldWhenFull(t *testing.T) {
 	// Two sealed segments leave less than one segment's room: the wait
 	// comes while the segment being written holds transactions.
 	l := openLog(t, Options{Dir: t.TempDir(), MaxBytes: 16 << 10, SegmentBytes: 6 << 10, Sync: SyncNever})
-	n := 0
-	for ; n < len(recs); n++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-		_, err := l.AppendHeld(ctx, recs[n])
-		cancel()
-		if errors.Is(err, context.DeadlineExceeded) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	n := fill(t, recs, l.AppendHeld)
 	if st := l.Stats(); n == len(recs) || st.Last != uint64(n) || st.BlockedTime == 0 {
 		t.Fatalf("after waiting for space with %d appended: %+v; want them all published", n, st)
 	}
@@ -137,20 +126,7 @@ func TestAppendHeldWhenFull(t *testing.T) {
 // TestFailedFlushDropsHeld: a flush that fails (EFBIG, in a helper
 // process) drops every held transaction; the log goes on from the last
 // one published.
-func TestFailedFlushDropsHeld(t *testing.T) {
-	dir := t.TempDir()
-	if out, err := helper(t, "fsize-held", dir).Output(); err != nil {
-		t.Fatalf("helper: %v %s", err, out)
-	}
-	small := smallRecords(t, 20)
-	l := openLog(t, Options{Dir: dir})
-	if last, _ := l.Last(); last != 20 {
-		t.Fatalf("Last = %d, want 20", last)
-	}
-	for i, e := range readAll(t, l, 1, 20) {
-		checkEntry(t, e, uint64(i+1), small[i])
-	}
-}
+func TestFailedFlushDropsHeld(t *testing.T) { checkAfterLimit(t, "fsize-held") }
 
 // helperHeldFileSize holds transactions past RLIMIT_FSIZE, so that the
 // flush fails, and then appends them again with the limit lifted.

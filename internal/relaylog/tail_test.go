@@ -28,6 +28,25 @@ type result struct {
 	err error
 }
 
+// fill appends recs with add until one waits for space longer than 30 ms
+// (a deadline makes the wait time out instead of failing) and returns how
+// many it appended.
+func fill(t *testing.T, recs []Record, add func(context.Context, Record) (uint64, error)) int {
+	t.Helper()
+	for n, r := range recs {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		_, err := add(ctx, r)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return len(recs)
+}
+
 // consume reads n entries from index from in a goroutine, purging each
 // as an applier's checkpoint would, and delivers the first error, or nil.
 func consume(ctx context.Context, l *Log, from uint64, n int) <-chan error {
@@ -145,19 +164,7 @@ func TestBackPressure(t *testing.T) {
 	}
 	l := openLog(t, Options{Dir: t.TempDir(), MaxBytes: maxBytes, SegmentBytes: 4 << 10, Logger: logged.logger()})
 
-	// Fill the log: an Append with a deadline times out instead of failing.
-	var n int
-	for n = 0; n < len(recs); n++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-		_, err := l.Append(ctx, recs[n])
-		cancel()
-		if errors.Is(err, context.DeadlineExceeded) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	n := fill(t, recs, l.Append)
 	if n == len(recs) || n < 5 {
 		t.Fatalf("log full after %d appends", n)
 	}
