@@ -16,9 +16,13 @@ type Decoder struct {
 	// parser decodes every event but compressed transaction payloads,
 	// and table maps without their optional metadata (see tableMap);
 	// full decodes those.
-	parser  *replication.BinlogParser
-	full    *replication.BinlogParser
-	maps    fullTableMaps
+	parser *replication.BinlogParser
+	full   *replication.BinlogParser
+	maps   fullTableMaps
+	// tables are the table maps of the statement being decoded, by table
+	// id; lazy those go-mysql's parser has not seen (see rowsfast.go).
+	tables  map[uint64]*replication.TableMapEvent
+	lazy    []Event
 	rowsDec *rowsDecoder
 	format  *Format
 	// summary is set while DecodePieces runs: rows are counted, their
@@ -30,7 +34,7 @@ type Decoder struct {
 // DECIMAL as exact strings, temporal types as strings, TIMESTAMP in UTC
 // (the applier's sessions use time_zone '+00:00'), JSON as text.
 func NewDecoder() *Decoder {
-	d := &Decoder{rowsDec: &rowsDecoder{}}
+	d := &Decoder{rowsDec: &rowsDecoder{}, tables: map[uint64]*replication.TableMapEvent{}}
 	d.parser = d.newParser()
 	d.parser.SetTableMapOptionalMetaDecodeFunc(skipOptionalMeta)
 	return d
@@ -63,19 +67,25 @@ func (d *Decoder) Decode(rt *RawTxn) (*Txn, error) {
 		Bytes:    rt.Bytes(),
 		ServerID: first.ServerID(),
 	}
-	for _, ev := range rt.Events {
-		be, err := d.parse(ev)
-		if err != nil {
-			return nil, posErr(ev, err)
-		}
-		if err := d.apply(t, be); err != nil {
-			return nil, posErr(ev, err)
-		}
+	if err := d.events(t, rt); err != nil {
+		return nil, err
 	}
 	if t.Timestamp == 0 {
 		t.Timestamp = int64(last.Timestamp()) * 1e6
 	}
 	return t, nil
+}
+
+// events decodes the events of rt into t. Table maps go-mysql's parser
+// has not seen are given to it before rt's bytes may be reused: a
+// statement may go on in the next piece of a large transaction.
+func (d *Decoder) events(t *Txn, rt *RawTxn) error {
+	for _, ev := range rt.Events {
+		if err := d.event(t, ev); err != nil {
+			return posErr(ev, err)
+		}
+	}
+	return d.flushLazy()
 }
 
 func (d *Decoder) useFormat(fm *Format) error {
@@ -270,42 +280,66 @@ func (d *Decoder) query(t *Txn, e *replication.QueryEvent) error {
 }
 
 func (d *Decoder) rows(t *Txn, e *replication.RowsEvent, typ replication.EventType) error {
-	r := &Rows{Table: e.Table, Images: e.Rows, Flags: e.Flags, PartialJSON: typ == replication.PARTIAL_UPDATE_ROWS_EVENT}
+	h := rowsHeader{tableID: e.TableID, flags: e.Flags, columns: int(e.ColumnCount), bitmap1: e.ColumnBitmap1, bitmap2: e.ColumnBitmap2}
+	return d.addRows(t, typ, e.Table, h, e.Rows)
+}
+
+// addRows adds to t the rows of an event of type typ on table tm, with
+// header h and the row images decoded.
+func (d *Decoder) addRows(t *Txn, typ replication.EventType, tm *replication.TableMapEvent, h rowsHeader, images [][]any) error {
+	if h.flags&RowsFlagStmtEnd != 0 {
+		// The statement's table maps end with it, as in go-mysql's parser.
+		clear(d.tables)
+		d.dropLazy()
+	}
+	r := &Rows{Table: tm, Images: images, Flags: h.flags, PartialJSON: typ == replication.PARTIAL_UPDATE_ROWS_EVENT}
 	full := func(bm []byte) []byte {
-		n := int(e.ColumnCount)
-		for i := 0; i < n; i++ {
+		for i := 0; i < h.columns; i++ {
 			if bm[i>>3]&(1<<(uint(i)&7)) == 0 {
 				return bm
 			}
 		}
 		return nil
 	}
-	kind := e.Type()
-	if typ == replication.PARTIAL_UPDATE_ROWS_EVENT {
-		kind = replication.EnumRowsEventTypeUpdate
-	}
-	switch kind {
+	switch rowsKind(typ) {
 	case replication.EnumRowsEventTypeInsert:
-		r.Op, r.After = Insert, full(e.ColumnBitmap1)
+		r.Op, r.After = Insert, full(h.bitmap1)
 	case replication.EnumRowsEventTypeDelete:
-		r.Op, r.Before = Delete, full(e.ColumnBitmap1)
+		r.Op, r.Before = Delete, full(h.bitmap1)
 	case replication.EnumRowsEventTypeUpdate:
-		r.Op, r.Before, r.After = Update, full(e.ColumnBitmap1), full(e.ColumnBitmap2)
-		if len(e.Rows)%2 != 0 {
+		r.Op, r.Before, r.After = Update, full(h.bitmap1), full(h.bitmap2)
+		if len(images)%2 != 0 {
 			return fmt.Errorf("%w: update rows event with an odd number of images", ErrCorrupt)
 		}
 	default:
 		return fmt.Errorf("%w: rows event of unknown kind", ErrCorrupt)
 	}
-	if e.Table == nil {
-		return fmt.Errorf("%w: rows event for table id %d without a table map", ErrCorrupt, e.TableID)
+	if tm == nil {
+		return fmt.Errorf("%w: rows event for table id %d without a table map", ErrCorrupt, h.tableID)
 	}
 	if d.summary {
-		t.noteRows(e.Table, r.Changes())
+		t.noteRows(tm, r.Changes())
 		return nil
 	}
 	t.Rows = append(t.Rows, r)
 	return nil
+}
+
+// rowsKind is what rows events of type typ do, as go-mysql's
+// RowsEvent.Type says, a partial update being an update.
+func rowsKind(typ replication.EventType) replication.EnumRowsEventType {
+	switch typ {
+	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2,
+		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1:
+		return replication.EnumRowsEventTypeInsert
+	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2,
+		replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1, replication.PARTIAL_UPDATE_ROWS_EVENT:
+		return replication.EnumRowsEventTypeUpdate
+	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2,
+		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
+		return replication.EnumRowsEventTypeDelete
+	}
+	return replication.EnumRowsEventTypeUnknown
 }
 
 // DecodePieces decodes a large transaction, handed out in pieces by next
@@ -337,14 +371,8 @@ func (d *Decoder) DecodePieces(next func() (*RawTxn, error)) (*Txn, error) {
 			first := rt.Events[0]
 			t.Start, t.ServerID = first.Pos, first.ServerID()
 		}
-		for _, ev := range rt.Events {
-			be, err := d.parse(ev)
-			if err != nil {
-				return nil, posErr(ev, err)
-			}
-			if err := d.apply(t, be); err != nil {
-				return nil, posErr(ev, err)
-			}
+		if err := d.events(t, rt); err != nil {
+			return nil, err
 		}
 		t.Bytes += rt.Bytes()
 		last = rt.Events[len(rt.Events)-1]

@@ -33,8 +33,9 @@ type rowsDecoder struct {
 	typ replication.EventType
 	// noSimple turns decodeSimple off (tests compare the two).
 	noSimple bool
-	// simple counts the events decodeSimple decoded.
-	simple int
+	// simple counts the events decodeSimple decoded, direct those of them
+	// the Decoder decoded without go-mysql (fastRows).
+	simple, direct int
 }
 
 func (r *rowsDecoder) decode(e *replication.RowsEvent, data []byte) error {

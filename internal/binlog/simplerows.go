@@ -80,36 +80,47 @@ func stringLength(meta uint16) (int, bool) {
 // decodeSimple decodes the rows of e, whose header ends at pos in data,
 // if its table's columns are all simple; it reports whether it did.
 func decodeSimple(e *replication.RowsEvent, pos int, data []byte) bool {
-	t := e.Table
-	n := int(e.ColumnCount)
-	if n > len(t.ColumnType) || n > len(t.ColumnMeta) || len(e.ColumnBitmap1) < (n+7)/8 {
-		return false
+	// go-mysql's header may end past data (its bitmaps are sliced beyond
+	// the event's length when the event is damaged): then no images.
+	rows, ok := simpleRows(e.Table, int(e.ColumnCount), e.ColumnBitmap1, e.ColumnBitmap2,
+		e.Type() == replication.EnumRowsEventTypeUpdate, data[min(pos, len(data)):])
+	if ok {
+		e.Rows = rows
+	}
+	return ok
+}
+
+// simpleRows decodes the row images in data of a rows event on table t
+// with n columns and the given column bitmaps (bitmap2 only for updates,
+// whose after images follow their before images), if the table's columns
+// are all simple; false if they are not or the bytes do not add up.
+func simpleRows(t *replication.TableMapEvent, n int, bitmap1, bitmap2 []byte, update bool, data []byte) ([][]any, bool) {
+	if n > len(t.ColumnType) || n > len(t.ColumnMeta) || len(bitmap1) < (n+7)/8 {
+		return nil, false
 	}
 	for i := range n {
 		if !simpleColumn(t.ColumnType[i], t.ColumnMeta[i]) {
-			return false
+			return nil, false
 		}
 	}
-	update := e.Type() == replication.EnumRowsEventTypeUpdate
-	if update && len(e.ColumnBitmap2) < (n+7)/8 {
-		return false
+	if update && len(bitmap2) < (n+7)/8 {
+		return nil, false
 	}
 	rows := make([][]any, 0, 2)
-	for pos < len(data) {
-		row, m, ok := decodeSimpleImage(t, n, e.ColumnBitmap1, data[pos:])
+	for pos := 0; pos < len(data); {
+		row, m, ok := decodeSimpleImage(t, n, bitmap1, data[pos:])
 		if !ok {
-			return false
+			return nil, false
 		}
 		rows, pos = append(rows, row), pos+m
 		if update {
-			if row, m, ok = decodeSimpleImage(t, n, e.ColumnBitmap2, data[pos:]); !ok {
-				return false
+			if row, m, ok = decodeSimpleImage(t, n, bitmap2, data[pos:]); !ok {
+				return nil, false
 			}
 			rows, pos = append(rows, row), pos+m
 		}
 	}
-	e.Rows = rows
-	return true
+	return rows, true
 }
 
 // decodeSimpleImage decodes one row image of the columns set in bitmap and

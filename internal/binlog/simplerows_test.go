@@ -83,7 +83,7 @@ func TestSimpleRowsAsGoMySQL(t *testing.T) {
 	for _, name := range globShared(t) {
 		paths = append(paths, sharedPath(name))
 	}
-	total := 0
+	total, direct := 0, 0
 	for _, path := range paths {
 		raws, err := FrameFile(path)
 		if err != nil {
@@ -121,11 +121,12 @@ func TestSimpleRowsAsGoMySQL(t *testing.T) {
 			t.Errorf("%s: decodeSimple decoded %d of its %d rows events, want all", filepath.Base(path), fast.rowsDec.simple, events)
 		}
 		total += fast.rowsDec.simple
+		direct += fast.rowsDec.direct
 	}
-	if total == 0 {
-		t.Error("decodeSimple decoded no event")
+	if total == 0 || direct == 0 {
+		t.Errorf("decodeSimple decoded %d events, %d of them without go-mysql: want some of each", total, direct)
 	}
-	t.Logf("decodeSimple decoded %d rows events in %d files", total, len(paths))
+	t.Logf("decodeSimple decoded %d rows events in %d files, %d without go-mysql", total, len(paths), direct)
 }
 
 // TestSimpleRowsDamagedAsGoMySQL drops one byte of a rows event, at every
@@ -137,7 +138,7 @@ func TestSimpleRowsDamagedAsGoMySQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed, decoded := 0, 0
+	failed, decoded, direct := 0, 0, 0
 	for _, rt := range raws {
 		for i, ev := range rt.Events {
 			if !simpleEvent(ev.Type()) {
@@ -149,10 +150,11 @@ func TestSimpleRowsDamagedAsGoMySQL(t *testing.T) {
 				damaged := *rt
 				damaged.Events = slices.Clone(rt.Events)
 				damaged.Events[i].Data = data
-				slow := NewDecoder()
+				fast, slow := NewDecoder(), NewDecoder()
 				slow.rowsDec.noSimple = true
-				a, errA := NewDecoder().Decode(&damaged)
+				a, errA := fast.Decode(&damaged)
 				b, errB := slow.Decode(&damaged)
+				direct += fast.rowsDec.direct
 				switch {
 				case (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error():
 					t.Fatalf("event at %s without byte %d: decodeSimple: %v; go-mysql: %v", ev.Pos, at, errA, errB)
@@ -166,8 +168,8 @@ func TestSimpleRowsDamagedAsGoMySQL(t *testing.T) {
 			}
 		}
 	}
-	if failed == 0 || decoded == 0 {
-		t.Errorf("%d damaged events failed to decode, %d decoded: want some of each", failed, decoded)
+	if failed == 0 || decoded == 0 || direct == 0 {
+		t.Errorf("%d damaged events failed to decode, %d decoded, %d rows events without go-mysql: want some of each", failed, decoded, direct)
 	}
-	t.Logf("%d damaged events failed to decode alike, %d decoded alike", failed, decoded)
+	t.Logf("%d damaged events failed to decode alike, %d decoded alike; %d rows events decoded without go-mysql", failed, decoded, direct)
 }

@@ -46,8 +46,7 @@ func (d *Decoder) tableMap(ev Event) (*replication.BinlogEvent, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: a table map event decoded as %T", ErrCorrupt, be.Event)
 	}
-	body := ev.Data[HeaderSize:]
-	body = body[:max(0, len(body)-d.checksumLen())]
+	body := d.body(ev)
 	full, ok := d.maps[string(body)]
 	if !ok {
 		if len(d.maps) >= maxTableMaps {
@@ -66,5 +65,6 @@ func (d *Decoder) tableMap(ev Event) (*replication.BinlogEvent, error) {
 		d.maps[string(body)] = full
 	}
 	*tm = *full // the registered event, now with every field
+	d.tables[tm.TableID] = tm
 	return be, nil
 }
