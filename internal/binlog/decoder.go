@@ -21,7 +21,7 @@ type Decoder struct {
 	maps   fullTableMaps
 	// tables are the table maps of the statement being decoded, by table
 	// id; lazy those go-mysql's parser has not seen (see rowsfast.go).
-	tables  map[uint64]*replication.TableMapEvent
+	tables  map[uint64]*fullTableMap
 	lazy    []Event
 	rowsDec *rowsDecoder
 	format  *Format
@@ -34,7 +34,7 @@ type Decoder struct {
 // DECIMAL as exact strings, temporal types as strings, TIMESTAMP in UTC
 // (the applier's sessions use time_zone '+00:00'), JSON as text.
 func NewDecoder() *Decoder {
-	d := &Decoder{rowsDec: &rowsDecoder{}, tables: map[uint64]*replication.TableMapEvent{}}
+	d := &Decoder{rowsDec: &rowsDecoder{}, tables: map[uint64]*fullTableMap{}}
 	d.parser = d.newParser()
 	d.parser.SetTableMapOptionalMetaDecodeFunc(skipOptionalMeta)
 	return d
@@ -281,18 +281,21 @@ func (d *Decoder) query(t *Txn, e *replication.QueryEvent) error {
 
 func (d *Decoder) rows(t *Txn, e *replication.RowsEvent, typ replication.EventType) error {
 	h := rowsHeader{tableID: e.TableID, flags: e.Flags, columns: int(e.ColumnCount), bitmap1: e.ColumnBitmap1, bitmap2: e.ColumnBitmap2}
-	return d.addRows(t, typ, e.Table, h, e.Rows)
+	return d.addRows(t, typ, &fullTableMap{tm: e.Table}, h, e.Rows)
 }
 
-// addRows adds to t the rows of an event of type typ on table tm, with
-// header h and the row images decoded.
-func (d *Decoder) addRows(t *Txn, typ replication.EventType, tm *replication.TableMapEvent, h rowsHeader, images [][]any) error {
+// addRows adds to t the rows of an event of type typ on table ft.tm
+// (nil if it has no table map), with header h and the row images
+// decoded.
+func (d *Decoder) addRows(t *Txn, typ replication.EventType, ft *fullTableMap, h rowsHeader, images [][]any) error {
 	if h.flags&RowsFlagStmtEnd != 0 {
 		// The statement's table maps end with it, as in go-mysql's parser.
 		clear(d.tables)
 		d.dropLazy()
 	}
-	r := &Rows{Table: tm, Images: images, Flags: h.flags, PartialJSON: typ == replication.PARTIAL_UPDATE_ROWS_EVENT}
+	tm := ft.tm
+	r := &Rows{Table: tm, Images: images, Flags: h.flags, PartialJSON: typ == replication.PARTIAL_UPDATE_ROWS_EVENT,
+		schema: ft.schema, name: ft.table}
 	full := func(bm []byte) []byte {
 		for i := 0; i < h.columns; i++ {
 			if bm[i>>3]&(1<<(uint(i)&7)) == 0 {

@@ -73,7 +73,7 @@ func (d *Decoder) cachedTableMap(ev Event) bool {
 	if !ok {
 		return false
 	}
-	d.tables[full.TableID] = full
+	d.tables[full.tm.TableID] = full
 	d.lazy = append(d.lazy, ev)
 	return true
 }
@@ -133,17 +133,17 @@ func (d *Decoder) fastRows(t *Txn, ev Event) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	tm := d.tables[h.tableID]
-	if tm == nil || len(h.images) > 0 && !anyColumn(h.bitmap1, uint64(h.columns)) && !anyColumn(h.bitmap2, uint64(h.columns)) {
+	ft := d.tables[h.tableID]
+	if ft == nil || len(h.images) > 0 && !anyColumn(h.bitmap1, uint64(h.columns)) && !anyColumn(h.bitmap2, uint64(h.columns)) {
 		return false, nil // go-mysql's path reports either
 	}
-	images, ok := simpleRows(tm, h.columns, h.bitmap1, h.bitmap2, h.update, h.images)
+	images, ok := simpleRows(ft.tm, h.columns, h.bitmap1, h.bitmap2, h.update, h.images)
 	if !ok {
 		return false, nil
 	}
 	d.rowsDec.simple++
 	d.rowsDec.direct++
-	return true, d.addRows(t, typ, tm, h, images)
+	return true, d.addRows(t, typ, ft, h, images)
 }
 
 // rowsHeader is what a rows event says before its row images.

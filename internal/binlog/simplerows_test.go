@@ -160,7 +160,7 @@ func TestSimpleRowsDamagedAsGoMySQL(t *testing.T) {
 					t.Fatalf("event at %s without byte %d: decodeSimple: %v; go-mysql: %v", ev.Pos, at, errA, errB)
 				case errA != nil:
 					failed++
-				case !reflect.DeepEqual(a.Rows, b.Rows):
+				case !reflect.DeepEqual(named(a.Rows), named(b.Rows)):
 					t.Fatalf("event at %s without byte %d: decodeSimple and go-mysql decode different rows", ev.Pos, at)
 				default:
 					decoded++
@@ -172,4 +172,16 @@ func TestSimpleRowsDamagedAsGoMySQL(t *testing.T) {
 		t.Errorf("%d damaged events failed to decode, %d decoded, %d rows events without go-mysql: want some of each", failed, decoded, direct)
 	}
 	t.Logf("%d damaged events failed to decode alike, %d decoded alike; %d rows events decoded without go-mysql", failed, decoded, direct)
+}
+
+// named returns copies of rows whose names are their Schema and Name, so
+// that rows whose names the Decoder converted once compare equal to those
+// it did not when the names are the same.
+func named(rows []*Rows) []Rows {
+	out := make([]Rows, len(rows))
+	for i, r := range rows {
+		out[i] = *r
+		out[i].schema, out[i].name = r.Schema(), r.Name()
+	}
+	return out
 }

@@ -21,7 +21,14 @@ const maxTableMaps = 1024
 
 // fullTableMaps holds table maps decoded in full, by their event body (table
 // id, names, types, metadata), the header and checksum left out.
-type fullTableMaps map[string]*replication.TableMapEvent
+type fullTableMaps map[string]*fullTableMap
+
+// fullTableMap is a table map decoded in full, with its names as strings
+// (Rows.Schema and Rows.Name), converted once.
+type fullTableMap struct {
+	tm            *replication.TableMapEvent
+	schema, table string
+}
 
 // forgetTableMaps empties the table maps kept, and the full parser's.
 func (d *Decoder) forgetTableMaps() error {
@@ -59,12 +66,14 @@ func (d *Decoder) tableMap(ev Event) (*replication.BinlogEvent, error) {
 		if err != nil {
 			return nil, err
 		}
-		if full, ok = fb.Event.(*replication.TableMapEvent); !ok {
+		ftm, ok := fb.Event.(*replication.TableMapEvent)
+		if !ok {
 			return nil, fmt.Errorf("%w: a table map event decoded as %T", ErrCorrupt, fb.Event)
 		}
+		full = &fullTableMap{tm: ftm, schema: string(ftm.Schema), table: string(ftm.Table)}
 		d.maps[string(body)] = full
 	}
-	*tm = *full // the registered event, now with every field
-	d.tables[tm.TableID] = tm
+	*tm = *full.tm // the registered event, now with every field
+	d.tables[tm.TableID] = full
 	return be, nil
 }

@@ -80,6 +80,9 @@ type Rows struct {
 	// PartialJSON is true for a MySQL PARTIAL_UPDATE_ROWS_EVENT whose after
 	// images may hold JSON diffs instead of whole values.
 	PartialJSON bool
+	// schema and name are Table's names when the Decoder had them as
+	// strings already (Schema, Name).
+	schema, name string
 }
 
 // Rows event flags (MySQL/MariaDB Rows_log_event::enum_flag).
@@ -110,11 +113,21 @@ func (r *Rows) Present(col int, after bool) bool {
 	return col>>3 < len(bm) && bm[col>>3]&(1<<(uint(col)&7)) != 0
 }
 
-// Schema and Name of the table the rows belong to.
-func (r *Rows) Schema() string { return string(r.Table.Schema) }
+// Schema of the table the rows belong to.
+func (r *Rows) Schema() string {
+	if r.schema != "" {
+		return r.schema
+	}
+	return string(r.Table.Schema)
+}
 
 // Name of the table the rows belong to.
-func (r *Rows) Name() string { return string(r.Table.Table) }
+func (r *Rows) Name() string {
+	if r.name != "" {
+		return r.name
+	}
+	return string(r.Table.Table)
+}
 
 // Statement is a query event inside a transaction other than BEGIN/COMMIT:
 // DDL, DML logged in statement format, or a savepoint.

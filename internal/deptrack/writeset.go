@@ -144,32 +144,33 @@ func (x *Extractor) Extract(t *binlog.Txn, ws *Writeset) {
 // rows adds one rows event's keys; false when it made ws a barrier.
 func (x *Extractor) rows(r *binlog.Rows, ws *Writeset) bool {
 	tbl := x.catalog.Table(r.Schema(), r.Name())
-	name := schema.TableName{Schema: r.Schema(), Name: r.Name()}.String()
+	// The quoted name only where a writeset notes its table: most have none.
+	name := func() string { return schema.TableName{Schema: r.Schema(), Name: r.Name()}.String() }
 	if tbl == nil || x.catalog.Unknown(r.Schema(), r.Name()) {
-		ws.barrier(CauseUnknownTable, name)
+		ws.barrier(CauseUnknownTable, name())
 		return false
 	}
 	if len(tbl.Columns) != int(r.Table.ColumnCount) {
-		ws.barrier(CauseSchemaMismatch, name)
+		ws.barrier(CauseSchemaMismatch, name())
 		return false
 	}
 	p := x.plan(tbl)
 	if p.keyless {
 		ws.Exclusive = append(ws.Exclusive, p.token)
-		ws.note(CauseKeyless, name)
+		ws.note(CauseKeyless, name())
 	}
 	if p.cascadeChild {
 		ws.Shared = append(ws.Shared, p.token)
 	}
 	if r.Op != binlog.Insert && len(p.cascades) > 0 {
 		ws.Exclusive = append(ws.Exclusive, p.cascades...)
-		ws.note(CauseCascade, name)
+		ws.note(CauseCascade, name())
 	}
 	for i := range r.Images {
 		after := r.Op == binlog.Insert || (r.Op == binlog.Update && i%2 == 1)
 		for k := range p.keys {
 			if c := x.addKey(ws, r, i, after, &p.keys[k]); c != CauseNone {
-				ws.barrier(c, name)
+				ws.barrier(c, name())
 				return false
 			}
 		}

@@ -281,20 +281,26 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 		return pr, nil // an XA COMMIT: its prepare's tables, resolved then
 	}
 	maps := txn.LargeTables
-	if !txn.Large {
-		maps = make([]*replication.TableMapEvent, len(txn.Rows))
+	var names []schema.TableName
+	if txn.Large {
+		names = make([]schema.TableName, len(maps))
+		for i, tm := range maps {
+			names[i] = schema.TableName{Schema: string(tm.Schema), Name: string(tm.Table)}
+		}
+	} else {
+		maps, names = make([]*replication.TableMapEvent, len(txn.Rows)), make([]schema.TableName, len(txn.Rows))
 		for i, r := range txn.Rows {
-			maps[i] = r.Table
+			maps[i], names[i] = r.Table, schema.TableName{Schema: r.Schema(), Name: r.Name()}
 		}
 	}
 	tables := make([]*sqlgen.Table, len(maps))
 	for i, tm := range maps {
-		t, err := p.table(tm)
+		t, err := p.table(tm, names[i])
 		switch {
 		case err == nil:
 			tables[i] = t
 		case p.Path == applier.SQLPath:
-			return nil, &applier.ConflictError{GTID: gtid, Table: schema.TableName{Schema: string(tm.Schema), Name: string(tm.Table)}.String(), What: "cannot apply rows", Err: err}
+			return nil, &applier.ConflictError{GTID: gtid, Table: names[i].String(), What: "cannot apply rows", Err: err}
 		}
 		// On the binlog path the target's row applier decides, as a
 		// native replica's does (it takes extra columns at the end, for
@@ -434,9 +440,9 @@ func (p *Preparer) followDDL(txn *binlog.Txn) (*applier.DDL, error) {
 	return ddl, nil
 }
 
-// table resolves the SQL-generation view of the table a table map names.
-func (p *Preparer) table(tm *replication.TableMapEvent) (*sqlgen.Table, error) {
-	name := schema.TableName{Schema: string(tm.Schema), Name: string(tm.Table)}
+// table resolves the SQL-generation view of the table a table map names
+// (name, as strings).
+func (p *Preparer) table(tm *replication.TableMapEvent, name schema.TableName) (*sqlgen.Table, error) {
 	def := p.Catalog.Table(name.Schema, name.Name)
 	k := tableKey{def: def, name: name, columns: tm.ColumnCount}
 	if t, ok := p.tables[k]; ok {
