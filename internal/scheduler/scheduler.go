@@ -123,6 +123,14 @@ type Stats struct {
 	HotTables map[string]int64
 }
 
+// seqGTID is a GTID of a committed transaction, by its sequence number: a
+// slice of them, appended to at each commit, costs no allocation per
+// transaction as a map of slices did.
+type seqGTID struct {
+	seq  uint64
+	gtid string
+}
+
 // Coordinator runs the dispatch loop. Its exported methods are not safe
 // for concurrent use; Stats is published through the Observe callback.
 type Coordinator struct {
@@ -132,7 +140,7 @@ type Coordinator struct {
 	admitted map[uint64]time.Time // admission time of pending transactions, with BatchDelay
 	// info about committed transactions awaiting the next Progress
 	resume map[uint64]string
-	gtids  map[uint64][]string
+	gtids  []seqGTID // in commit order
 	// holds are XA PREPAREs whose XA COMMIT or ROLLBACK has not committed:
 	// the low-water mark stays below them (see lwm).
 	holds    map[uint64]bool
@@ -156,7 +164,7 @@ const defaultStartLimit = 1
 func NewCoordinator(cfg Config, seq *applier.Sequencer) *Coordinator {
 	cfg = cfg.withDefaults()
 	c := &Coordinator{cfg: cfg, core: newCore(seq.Prefix(), cfg.Window, cfg.WindowBytes), seq: seq,
-		resume: map[uint64]string{seq.Prefix(): cfg.Start}, gtids: map[uint64][]string{}, holds: map[uint64]bool{}, releases: map[uint64]uint64{}, admitted: map[uint64]time.Time{}}
+		resume: map[uint64]string{seq.Prefix(): cfg.Start}, holds: map[uint64]bool{}, releases: map[uint64]uint64{}, admitted: map[uint64]time.Time{}}
 	if cfg.Adaptive {
 		c.adaptive = newConcurrency(cfg.StartLimit, cfg.Workers)
 	}
@@ -379,7 +387,7 @@ func (c *Coordinator) admit(p *Prepared) {
 		c.stats.Skipped++
 		c.core.commit(seq, seq)
 		c.seq.Done(seq, seq)
-		c.gtids[seq] = []string{p.Txn.GTID}
+		c.gtids = append(c.gtids, seqGTID{seq, p.Txn.GTID})
 		delete(c.holds, c.releases[seq])
 	default:
 		c.hot.count(p.Conflicts, c.core.isDone)
@@ -390,7 +398,10 @@ func (c *Coordinator) admit(p *Prepared) {
 func (c *Coordinator) committed(txns []*applier.Txn) {
 	for _, t := range txns {
 		c.core.commit(t.Seq, t.Seq)
-		c.gtids[t.Seq] = append([]string{t.GTID}, t.Also...)
+		c.gtids = append(c.gtids, seqGTID{t.Seq, t.GTID})
+		for _, g := range t.Also {
+			c.gtids = append(c.gtids, seqGTID{t.Seq, g})
+		}
 		delete(c.holds, c.releases[t.Seq])
 		delete(c.releases, t.Seq)
 		delete(c.admitted, t.Seq)
@@ -414,12 +425,16 @@ func (c *Coordinator) lwm() uint64 {
 func (c *Coordinator) progress() Progress {
 	lwm, reached := c.lwm(), c.seq.Prefix()
 	p := Progress{RelayIndex: lwm, Position: c.resume[lwm], Reached: c.resume[reached]}
-	for s, g := range c.gtids {
-		if s <= lwm {
-			p.Covered = append(p.Covered, g...)
-			delete(c.gtids, s)
+	kept := c.gtids[:0]
+	for _, g := range c.gtids {
+		if g.seq <= lwm {
+			p.Covered = append(p.Covered, g.gtid)
+		} else {
+			kept = append(kept, g)
 		}
 	}
+	clear(c.gtids[len(kept):])
+	c.gtids = kept
 	for s := range c.resume {
 		if s < lwm && s != reached {
 			delete(c.resume, s)
