@@ -281,21 +281,19 @@ func (d *Decoder) query(t *Txn, e *replication.QueryEvent) error {
 
 func (d *Decoder) rows(t *Txn, e *replication.RowsEvent, typ replication.EventType) error {
 	h := rowsHeader{tableID: e.TableID, flags: e.Flags, columns: int(e.ColumnCount), bitmap1: e.ColumnBitmap1, bitmap2: e.ColumnBitmap2}
-	return d.addRows(t, typ, &fullTableMap{tm: e.Table}, h, e.Rows)
+	return d.addRows(t, typ, e.Table, nil, h, e.Rows)
 }
 
-// addRows adds to t the rows of an event of type typ on table ft.tm
-// (nil if it has no table map), with header h and the row images
-// decoded.
-func (d *Decoder) addRows(t *Txn, typ replication.EventType, ft *fullTableMap, h rowsHeader, images [][]any) error {
+// addRows adds to t the rows of an event of type typ on table tm (nil if
+// it has no table map), whose names are in names if the Decoder has
+// them, with header h and the row images decoded.
+func (d *Decoder) addRows(t *Txn, typ replication.EventType, tm *replication.TableMapEvent, names *fullTableMap, h rowsHeader, images [][]any) error {
 	if h.flags&RowsFlagStmtEnd != 0 {
 		// The statement's table maps end with it, as in go-mysql's parser.
 		clear(d.tables)
 		d.dropLazy()
 	}
-	tm := ft.tm
-	r := &Rows{Table: tm, Images: images, Flags: h.flags, PartialJSON: typ == replication.PARTIAL_UPDATE_ROWS_EVENT,
-		schema: ft.schema, name: ft.table}
+	r := &Rows{Table: tm, Images: images, Flags: h.flags, PartialJSON: typ == replication.PARTIAL_UPDATE_ROWS_EVENT, names: names}
 	full := func(bm []byte) []byte {
 		for i := 0; i < h.columns; i++ {
 			if bm[i>>3]&(1<<(uint(i)&7)) == 0 {

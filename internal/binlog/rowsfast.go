@@ -143,7 +143,7 @@ func (d *Decoder) fastRows(t *Txn, ev Event) (bool, error) {
 	}
 	d.rowsDec.simple++
 	d.rowsDec.direct++
-	return true, d.addRows(t, typ, ft, h, images)
+	return true, d.addRows(t, typ, ft.tm, ft, h, images)
 }
 
 // rowsHeader is what a rows event says before its row images.

@@ -31,7 +31,8 @@ type rowsDecoder struct {
 	// a compressed transaction payload see the payload's, and go to
 	// go-mysql.
 	typ replication.EventType
-	// noSimple turns decodeSimple off (tests compare the two).
+	// noSimple turns decodeSimple off, and with it the Decoder's own
+	// reading of table maps and rows events (tests compare the two).
 	noSimple bool
 	// simple counts the events decodeSimple decoded, direct those of them
 	// the Decoder decoded without go-mysql (fastRows).

@@ -181,7 +181,43 @@ func named(rows []*Rows) []Rows {
 	out := make([]Rows, len(rows))
 	for i, r := range rows {
 		out[i] = *r
-		out[i].schema, out[i].name = r.Schema(), r.Name()
+		out[i].names = &fullTableMap{tm: r.Table, schema: r.Schema(), table: r.Name()}
 	}
 	return out
+}
+
+// TestRowsNamesFollowTable: the names the Decoder keeps for a table map
+// are the rows' names only while the rows still point at that table map; a
+// filter that renames a database gives the rows a renamed copy.
+func TestRowsNamesFollowTable(t *testing.T) {
+	raws, err := FrameFile(simpleBinlog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDecoder()
+	checked := 0
+	for _, rt := range raws {
+		txn, err := d.Decode(rt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range txn.Rows {
+			if r.names == nil {
+				continue
+			}
+			if r.Schema() != string(r.Table.Schema) || r.Name() != string(r.Table.Table) {
+				t.Fatalf("rows on %s.%s named %s.%s", r.Table.Schema, r.Table.Table, r.Schema(), r.Name())
+			}
+			renamed := *r.Table
+			renamed.Schema, renamed.Table = []byte("renamed_db"), []byte("renamed_table")
+			r.Table = &renamed
+			if r.Schema() != "renamed_db" || r.Name() != "renamed_table" {
+				t.Fatalf("rows on a renamed copy named %s.%s", r.Schema(), r.Name())
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no rows decoded with their names kept")
+	}
 }

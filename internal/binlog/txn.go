@@ -62,7 +62,8 @@ type Rows struct {
 	Op Op
 	// Table is the table map the event refers to: schema, name, column
 	// types and, with binlog_row_metadata=FULL, column names and the
-	// primary key. Shared by every Rows of the transaction on that table.
+	// primary key. Shared by every Rows on that table, of this transaction and
+	// others: read only.
 	Table *replication.TableMapEvent
 	// Images holds one row image per change for inserts (after image) and
 	// deletes (before image), and two per change for updates: before at
@@ -80,9 +81,10 @@ type Rows struct {
 	// PartialJSON is true for a MySQL PARTIAL_UPDATE_ROWS_EVENT whose after
 	// images may hold JSON diffs instead of whole values.
 	PartialJSON bool
-	// schema and name are Table's names when the Decoder had them as
-	// strings already (Schema, Name).
-	schema, name string
+	// names holds Table's names as strings when the Decoder had them
+	// (Schema, Name): only while Table is still names.tm, since a filter
+	// may replace Table by a renamed copy.
+	names *fullTableMap
 }
 
 // Rows event flags (MySQL/MariaDB Rows_log_event::enum_flag).
@@ -115,16 +117,16 @@ func (r *Rows) Present(col int, after bool) bool {
 
 // Schema of the table the rows belong to.
 func (r *Rows) Schema() string {
-	if r.schema != "" {
-		return r.schema
+	if r.names != nil && r.names.tm == r.Table {
+		return r.names.schema
 	}
 	return string(r.Table.Schema)
 }
 
 // Name of the table the rows belong to.
 func (r *Rows) Name() string {
-	if r.name != "" {
-		return r.name
+	if r.names != nil && r.names.tm == r.Table {
+		return r.names.table
 	}
 	return string(r.Table.Table)
 }
