@@ -57,13 +57,7 @@ func (d *Decoder) event(t *Txn, ev Event) error {
 
 // rowsEvent reports whether events of type typ are rows events.
 func rowsEvent(typ replication.EventType) bool {
-	switch typ {
-	case replication.WRITE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv0,
-		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1, replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1,
-		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1, replication.PARTIAL_UPDATE_ROWS_EVENT:
-		return true
-	}
-	return simpleEvent(typ)
+	return rowsKind(typ) != replication.EnumRowsEventTypeUnknown
 }
 
 // cachedTableMap notes a table map decoded before, and reports whether it
@@ -105,9 +99,7 @@ func (d *Decoder) knownTable(ev Event) error {
 	if len(ev.Data) < HeaderSize+n {
 		return nil // go-mysql reports it
 	}
-	var b [8]byte
-	copy(b[:], ev.Data[HeaderSize:HeaderSize+n])
-	if id := binary.LittleEndian.Uint64(b[:]); d.tables[id] == nil {
+	if id := readTableID(ev.Data[HeaderSize:], n); d.tables[id] == nil {
 		return fmt.Errorf("%w: rows event for table id %d without a table map", ErrCorrupt, id)
 	}
 	return nil
@@ -169,9 +161,7 @@ func readRowsHeader(body []byte, typ replication.EventType) (rowsHeader, bool) {
 	if len(body) < p {
 		return h, false
 	}
-	var b [8]byte
-	copy(b[:], body[:tableIDLen])
-	h.tableID = binary.LittleEndian.Uint64(b[:])
+	h.tableID = readTableID(body, tableIDLen)
 	h.flags = binary.LittleEndian.Uint16(body[tableIDLen:])
 	switch typ {
 	case replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2:
@@ -187,7 +177,7 @@ func readRowsHeader(body []byte, typ replication.EventType) (rowsHeader, bool) {
 	p += n
 	h.columns = int(columns)
 	size := (h.columns + 7) / 8
-	h.update = typ == replication.UPDATE_ROWS_EVENTv1 || typ == replication.UPDATE_ROWS_EVENTv2
+	h.update = rowsKind(typ) == replication.EnumRowsEventTypeUpdate
 	if len(body) < p+size {
 		return h, false
 	}

@@ -20,10 +20,13 @@ const (
 const maxNameBytes = 255
 
 // TableID is the table id of a table map or rows event.
-func TableID(ev Event) uint64 {
-	var b [8]byte
-	copy(b[:], ev.Data[HeaderSize:HeaderSize+tableIDLen])
-	return binary.LittleEndian.Uint64(b[:])
+func TableID(ev Event) uint64 { return readTableID(ev.Data[HeaderSize:], tableIDLen) }
+
+// readTableID reads the n-byte little-endian table id at the start of b.
+func readTableID(b []byte, n int) uint64 {
+	var id [8]byte
+	copy(id[:], b[:n])
+	return binary.LittleEndian.Uint64(id[:])
 }
 
 // TableMapNames reads the schema and table a raw table map event names.
