@@ -80,3 +80,17 @@ func (e Event) verifyCRC() error {
 	}
 	return nil
 }
+
+// RotateName returns the name of the binlog file a rotate event points
+// to; fm is the format description in effect (nil before the first one:
+// a replication stream opens with a rotate event).
+func RotateName(ev Event, fm *Format) (string, error) {
+	body := ev.Data[HeaderSize:]
+	if fm != nil && fm.Checksum {
+		body = body[:max(len(body)-4, 0)]
+	}
+	if len(body) < 8 {
+		return "", posErr(ev, fmt.Errorf("%w: rotate event of %d bytes", ErrCorrupt, len(ev.Data)))
+	}
+	return string(body[8:]), nil
+}

@@ -96,6 +96,12 @@ func (f *Framer) SetFormat(fm *Format) { f.format = fm }
 // Pending reports whether events of an unfinished transaction are held.
 func (f *Framer) Pending() bool { return f.state != idle && f.state != afterStatement }
 
+// Empty reports whether the framer holds none of the events pushed to it:
+// each went out with a transaction Next returned, or was dropped (the
+// format description's bytes it keeps are its own copy). The caller may
+// then reuse the memory of those events.
+func (f *Framer) Empty() bool { return len(f.cur) == 0 && len(f.ready) == 0 }
+
 // PendingStart is where the unfinished transaction began.
 func (f *Framer) PendingStart() Pos {
 	if f.parts > 0 {
@@ -166,7 +172,7 @@ func (f *Framer) End() error {
 // Push takes the next event; transactions it completes become available
 // from Next. It returns an error naming ev's position when ev is corrupt or
 // cannot appear where it does. The event's Data must not be modified
-// afterwards.
+// afterwards, until the framer no longer holds it (see Empty).
 func (f *Framer) Push(ev Event) error {
 	if err := ev.checkHeader(); err != nil {
 		return posErr(ev, err)
@@ -300,6 +306,9 @@ func (f *Framer) pushFormat(ev Event) error {
 	if f.state != idle {
 		return posErr(ev, fmt.Errorf("%w: format description inside the transaction that started at %s", ErrCorrupt, f.PendingStart()))
 	}
+	// Kept for as long as it is in effect, which may be longer than the
+	// caller keeps ev's memory (see Empty).
+	ev.Data = bytes.Clone(ev.Data)
 	fm, err := ParseFormat(ev)
 	if err != nil {
 		return posErr(ev, err)

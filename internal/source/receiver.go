@@ -168,72 +168,51 @@ func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (received bool
 	wctx, stop := dog.watch(ctx, 3*r.cfg.Heartbeat)
 	defer stop()
 	defer func() { err = silentErr(wctx, err) }()
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID:        r.cfg.ServerID,
-		Flavor:          flavorName(r.cfg.Flavor),
-		Host:            r.cfg.Source.Host,
-		Port:            uint16(r.cfg.Source.Port),
-		User:            r.cfg.Source.User,
-		Password:        r.cfg.Source.Password(),
-		TLSConfig:       r.cfg.TLS,
-		RawModeEnabled:  true, // events are framed here and decoded by the applier side
-		HeartbeatPeriod: r.cfg.Heartbeat,
-		// No ReadTimeout: the watchdog (watch) notices a silent source.
-		Dialer:           dog.conns.dial,
-		DisableRetrySync: true, // reconnect here, from what the relay log holds
-		// Events read ahead of the relay log: go-mysql's default, 10240,
-		// is 80 MB of 8 KB rows events while a large transaction streams.
-		EventCacheCount: 1024,
-		Logger:          slog.New(slog.DiscardHandler),
-	})
-	defer syncer.Close()
 	// Pieces of a transaction the last connection did not finish: the
 	// source sends it again, whole, from pos.
 	if err := r.relay.DiscardPartial(); err != nil {
 		return false, err
 	}
-	streamer, err := syncer.StartSyncGTID(pos.Clone())
+	d, err := openDump(wctx, dumpConfig{cfg: r.cfg, dialer: dog.conns.dial, wait: dog.wait, got: dog.got}, pos)
 	if err != nil {
 		return false, err
 	}
+	defer d.close()
+	dog.got()
 	r.setConnected(true)
 	defer r.setConnected(false)
 	framer := binlog.NewFramer()
 	framer.PartBytes = r.cfg.PartBytes
 	file := ""
-	var large binlog.GTID                // of the large transaction being received in pieces
-	var ready []*replication.BinlogEvent // read from the source, not relayed yet
+	var large binlog.GTID // of the large transaction being received in pieces
+	var seen int64        // events not counted in the status yet
+	defer func() { r.touch(seen) }()
 	for {
-		if len(ready) == 0 {
-			ready = streamer.DumpEvents()
-		}
-		if len(ready) == 0 {
-			// Nothing more has arrived: the applier gets what the relay
-			// log holds before the receiver waits.
+		if d.mayWait() {
+			r.touch(seen)
+			seen = 0
+			// The applier gets what the relay log holds before the
+			// receiver may wait for the network.
 			if err := r.relay.Flush(); err != nil {
 				return received, err
 			}
-			dog.wait(time.Now())
-			be, err := streamer.GetEvent(wctx)
-			if err != nil {
-				return received, err
-			}
-			dog.got()
-			ready = append(ready, be)
 		}
-		be := ready[0]
-		ready = ready[1:]
-		if rot, ok := be.Event.(*replication.RotateEvent); ok {
-			file = string(rot.NextLogName)
+		data, err := d.next()
+		if err != nil {
+			return received, err
 		}
-		offset := int64(be.Header.LogPos) - int64(be.Header.EventSize)
-		if be.Header.LogPos == 0 {
-			offset = 0
+		ev := binlog.Event{Data: data, Pos: binlog.Pos{File: file}}
+		if ev.LogPos() != 0 {
+			ev.Pos.Offset = int64(ev.LogPos()) - int64(ev.Size())
 		}
-		ev := binlog.Event{Data: be.RawData, Pos: binlog.Pos{File: file, Offset: offset}}
-		r.touch()
+		seen++
 		if err := framer.Push(ev); err != nil {
 			return received, err
+		}
+		if ev.Type() == replication.ROTATE_EVENT {
+			if file, err = binlog.RotateName(ev, framer.Format()); err != nil {
+				return received, err
+			}
 		}
 		for rt := framer.Next(); rt != nil; rt = framer.Next() {
 			done, err := r.relayPiece(ctx, rt, &large, pos)
@@ -241,6 +220,9 @@ func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (received bool
 				return received, err
 			}
 			received = received || done
+		}
+		if framer.Empty() {
+			d.release()
 		}
 	}
 }

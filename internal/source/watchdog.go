@@ -15,16 +15,17 @@ import (
 // reconnects.
 var errSilent = errors.New("the source sent nothing")
 
-// conns remembers the connections go-mysql dials for one stream, so the
-// watchdog can close them: a read blocked on a silent network returns
-// then, wherever go-mysql is (handshake, registering, streaming).
+// conns remembers the connections go-mysql's client dials for one stream,
+// so the watchdog can close them: a read blocked on a silent network
+// returns then, wherever the stream is (handshake, registering,
+// streaming).
 type conns struct {
 	mu     sync.Mutex
 	open   []net.Conn
 	closed bool
 }
 
-// dial is go-mysql's Dialer.
+// dial is the client's Dialer.
 func (c *conns) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, network, addr)
@@ -34,8 +35,8 @@ func (c *conns) dial(ctx context.Context, network, addr string) (net.Conn, error
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		// Also go-mysql's connection to KILL the stream's thread on the
-		// source: on a silent network its handshake would never end.
+		// A connection dialed after the watchdog gave up: on a silent
+		// network its handshake would never end.
 		conn.Close()
 		return nil, errSilent
 	}
@@ -54,10 +55,10 @@ func (c *conns) closeAll() {
 
 // watchdog ends a stream on which nothing, not even a heartbeat, arrives
 // for three heartbeat periods while the receiver waits for an event. It
-// replaces go-mysql's ReadTimeout, which sets a deadline on the socket
-// before every packet (a tenth of the receiver's CPU on a backlog), and
-// which also broke streams that were only waiting for room in the relay
-// log.
+// replaces a read timeout, which sets a deadline on the socket before
+// every read (go-mysql's ReadTimeout cost a tenth of the receiver's CPU on
+// a backlog), and which would also break streams that are only waiting
+// for room in the relay log.
 type watchdog struct {
 	conns   conns
 	waiting atomic.Int64 // since when the receiver waits for an event (Unix ns); 0: it does not
@@ -71,7 +72,7 @@ func (w *watchdog) got() { w.waiting.Store(0) }
 
 // watch returns a context for one stream that is cancelled, with cause
 // errSilent, once the receiver has waited longer than limit, closing the
-// stream's connections then (go-mysql may be blocked reading one), as it
+// stream's connections then (the receiver may be blocked reading one), as it
 // closes them when ctx is done. stop ends the watch.
 func (w *watchdog) watch(ctx context.Context, limit time.Duration) (wctx context.Context, stop func()) {
 	wctx, cancel := context.WithCancelCause(ctx)
@@ -84,9 +85,8 @@ func (w *watchdog) watch(ctx context.Context, limit time.Duration) (wctx context
 			case <-done:
 				return
 			case <-ctx.Done():
-				// The receiver stops. go-mysql reads the handshake
-				// without a deadline: closing is what ends a read from
-				// a source gone silent.
+				// The receiver stops. Reads have no deadline: closing
+				// is what ends a read from a source gone silent.
 				w.conns.closeAll()
 				return
 			case now := <-tick.C:
