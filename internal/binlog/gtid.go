@@ -50,9 +50,12 @@ func (g GTID) IsZero() bool { return g.Flavor == FlavorUnknown }
 func (g GTID) String() string {
 	switch g.Flavor {
 	case FlavorMariaDB:
-		return strconv.FormatUint(uint64(g.Domain), 10) + "-" +
-			strconv.FormatUint(uint64(g.Server), 10) + "-" +
-			strconv.FormatUint(g.Seq, 10)
+		// One allocation: the string, formatted once per transaction.
+		var b [3*20 + 2]byte
+		s := strconv.AppendUint(b[:0], uint64(g.Domain), 10)
+		s = strconv.AppendUint(append(s, '-'), uint64(g.Server), 10)
+		s = strconv.AppendUint(append(s, '-'), g.Seq, 10)
+		return string(s)
 	case FlavorMySQL:
 		s := formatUUID(g.SID)
 		if g.Tag != "" {

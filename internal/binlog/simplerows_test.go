@@ -83,7 +83,7 @@ func TestSimpleRowsAsGoMySQL(t *testing.T) {
 	for _, name := range globShared(t) {
 		paths = append(paths, sharedPath(name))
 	}
-	total, direct := 0, 0
+	total, direct, mariaGTIDs := 0, 0, 0
 	for _, path := range paths {
 		raws, err := FrameFile(path)
 		if err != nil {
@@ -101,6 +101,12 @@ func TestSimpleRowsAsGoMySQL(t *testing.T) {
 			}
 			if errA != nil {
 				continue
+			}
+			// RawTxn.GTID reads the GTID event without decoding it.
+			if g, err := rt.GTID(); err != nil || g != a.GTID {
+				t.Errorf("%s at %s: RawTxn.GTID %v (%v), decoded %v", filepath.Base(path), rt.Events[0].Pos, g, err, a.GTID)
+			} else if g.Flavor == FlavorMariaDB {
+				mariaGTIDs++
 			}
 			if len(a.Rows) != len(b.Rows) {
 				t.Errorf("%s at %s: %d rows events, go-mysql %d", filepath.Base(path), rt.Events[0].Pos, len(a.Rows), len(b.Rows))
@@ -126,7 +132,10 @@ func TestSimpleRowsAsGoMySQL(t *testing.T) {
 	if total == 0 || direct == 0 {
 		t.Errorf("decodeSimple decoded %d events, %d of them without go-mysql: want some of each", total, direct)
 	}
-	t.Logf("decodeSimple decoded %d rows events in %d files, %d without go-mysql", total, len(paths), direct)
+	if mariaGTIDs == 0 {
+		t.Error("no MariaDB GTID was read by RawTxn.GTID")
+	}
+	t.Logf("decodeSimple decoded %d rows events in %d files, %d without go-mysql; RawTxn.GTID read %d MariaDB GTIDs", total, len(paths), direct, mariaGTIDs)
 }
 
 // TestSimpleRowsDamagedAsGoMySQL drops one byte of a rows event, at every

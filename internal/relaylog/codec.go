@@ -80,8 +80,17 @@ func putRecHeader(b []byte, n int, crc uint32) {
 
 // recordCRC is the checksum of a record: its type byte then its payload.
 func recordCRC(typ byte, payload []byte) uint32 {
-	return crc32.Update(crc32.Update(0, castagnoli, []byte{typ}), castagnoli, payload)
+	return crc32.Update(typeCRC[typ], castagnoli, payload)
 }
+
+// typeCRC[t] is the checksum of the type byte t alone, where a record's
+// checksum starts (a one-byte slice built per record was allocated).
+var typeCRC = func() (c [256]uint32) {
+	for t := range c {
+		c[t] = crc32.Update(0, castagnoli, []byte{byte(t)})
+	}
+	return c
+}()
 
 // appendRecord appends a complete small record (header and payload) to b.
 func appendRecord(b []byte, typ byte, payload []byte) []byte {
