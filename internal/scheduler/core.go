@@ -18,12 +18,11 @@ import (
 // work: one target transaction applies them in order, so dependencies
 // inside it are kept.
 type core struct {
-	entries  map[uint64]*entry // admitted, not yet committed
-	prefix   uint64            // every transaction up to prefix is settled (see settle)
-	done     map[uint64]bool   // settled above prefix
-	ready    minHeap[uint64]   // ready, maybe already dispatched (lazy deletion)
-	nReady   int               // ready and not dispatched
-	onWait   map[uint64][]*entry
+	win      window          // above prefix: admitted entries, what is settled, who waits for whom
+	admitted int             // transactions admitted, not yet committed
+	prefix   uint64          // every transaction up to prefix is settled (see settle)
+	ready    minHeap[uint64] // ready, maybe already dispatched (lazy deletion)
+	nReady   int             // ready and not dispatched
 	wmWait   minHeap[wmItem] // waiting for the prefix, by how far it must go
 	bytes    int
 	maxTxns  int
@@ -39,29 +38,40 @@ type entry struct {
 }
 
 func newCore(prefix uint64, maxTxns, maxBytes int) *core {
-	return &core{entries: map[uint64]*entry{}, prefix: prefix, done: map[uint64]bool{},
-		ready:  minHeap[uint64]{less: func(a, b uint64) bool { return a < b }},
-		wmWait: minHeap[wmItem]{less: func(a, b wmItem) bool { return a.wait < b.wait }},
-		onWait: map[uint64][]*entry{}, maxTxns: maxTxns, maxBytes: maxBytes}
+	return &core{win: newWindow(prefix + 1), prefix: prefix,
+		ready:   minHeap[uint64]{less: func(a, b uint64) bool { return a < b }},
+		wmWait:  minHeap[wmItem]{less: func(a, b wmItem) bool { return a.wait < b.wait }},
+		maxTxns: maxTxns, maxBytes: maxBytes}
 }
 
 // full reports whether the window holds as much as it may.
-func (c *core) full() bool { return len(c.entries) >= c.maxTxns || c.bytes >= c.maxBytes }
+func (c *core) full() bool { return c.admitted >= c.maxTxns || c.bytes >= c.maxBytes }
 
 // pending is the number of admitted transactions not yet committed.
-func (c *core) pending() int { return len(c.entries) }
+func (c *core) pending() int { return c.admitted }
 
-func (c *core) isDone(s uint64) bool { return s <= c.prefix || c.done[s] }
+// entry is the admitted, uncommitted transaction s, nil if none.
+func (c *core) entry(s uint64) *entry { return c.win.entry(s) }
+
+func (c *core) isDone(s uint64) bool {
+	if s <= c.prefix {
+		return true
+	}
+	sl := c.win.at(s)
+	return sl != nil && sl.done
+}
 
 // admit adds a transaction in stream order.
 func (c *core) admit(it *applier.Txn, d deptrack.Deps) {
 	e := &entry{item: it, deps: d}
-	c.entries[it.Seq] = e
+	c.win.get(it.Seq).e = e
+	c.admitted++
 	c.bytes += it.Bytes
 	for _, o := range d.On {
 		if !c.isDone(o) {
 			e.missing++
-			c.onWait[o] = append(c.onWait[o], e)
+			sl := c.win.get(o)
+			sl.onWait = append(sl.onWait, e)
 		}
 	}
 	if d.Wait > c.prefix {
@@ -83,9 +93,10 @@ func (c *core) makeReady(e *entry) {
 // released if settle has not done it already.
 func (c *core) commit(first, last uint64) {
 	for s := first; s <= last; s++ {
-		if e := c.entries[s]; e != nil {
-			c.bytes -= e.item.Bytes
-			delete(c.entries, s)
+		if sl := c.win.at(s); sl != nil && sl.e != nil {
+			c.bytes -= sl.e.item.Bytes
+			c.admitted--
+			sl.e = nil
 		}
 	}
 	c.settle(first, last)
@@ -99,18 +110,20 @@ func (c *core) commit(first, last uint64) {
 // workers no faster than one: the dependents sat in lock waits holding
 // their own locks, which blocked others in turn.
 func (c *core) settle(first, last uint64) {
-	for s := first; s <= last; s++ {
-		if s <= c.prefix || c.done[s] {
+	for s := max(first, c.prefix+1); s <= last; s++ {
+		sl := c.win.get(s)
+		if sl.done {
 			continue
 		}
-		c.done[s] = true
-		for _, w := range c.onWait[s] {
+		sl.done = true
+		for i, w := range sl.onWait {
 			c.release(w)
+			sl.onWait[i] = nil
 		}
-		delete(c.onWait, s)
+		sl.onWait = sl.onWait[:0]
 	}
-	for c.done[c.prefix+1] {
-		delete(c.done, c.prefix+1)
+	for c.win.frontDone() {
+		c.win.advance()
 		c.prefix++
 	}
 	for c.wmWait.Len() > 0 && c.wmWait.top().wait <= c.prefix {
@@ -130,7 +143,7 @@ func (c *core) release(e *entry) {
 func (c *core) lowestReady() uint64 {
 	for c.ready.Len() > 0 {
 		s := c.ready.top()
-		if e := c.entries[s]; e != nil && !e.dispatched {
+		if e := c.entry(s); e != nil && !e.dispatched {
 			return s
 		}
 		c.ready.pop()
@@ -144,9 +157,9 @@ func (c *core) lowestReady() uint64 {
 func (c *core) head() uint64 {
 	c.cursor = max(c.cursor, c.prefix+1)
 	for {
-		e := c.entries[c.cursor]
+		e := c.entry(c.cursor)
 		if e == nil {
-			if c.done[c.cursor] {
+			if c.isDone(c.cursor) {
 				c.cursor++
 				continue
 			}
@@ -173,7 +186,7 @@ func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *applier.Work {
 		return w
 	}
 	for n := s + 1; len(w.Txns) < maxTxns && bytes < maxBytes; n++ {
-		e := c.entries[n]
+		e := c.entry(n)
 		if e == nil || e.dispatched || e.item.Alone() || !c.satisfiedWithin(e, s, n-1) {
 			break
 		}
@@ -198,7 +211,7 @@ func (c *core) nextUnordered(maxTxns, maxBytes, scan int) *applier.Work {
 	}
 	in := map[uint64]bool{s: true}
 	for n := s + 1; n <= s+uint64(scan) && len(w.Txns) < maxTxns && bytes < maxBytes; n++ {
-		e := c.entries[n]
+		e := c.entry(n)
 		if e == nil || e.dispatched || e.item.Alone() || !c.satisfiedBy(e, in) {
 			continue
 		}
@@ -212,7 +225,7 @@ func (c *core) nextUnordered(maxTxns, maxBytes, scan int) *applier.Work {
 func (c *core) start(s uint64) (*applier.Work, int) {
 	c.ready.pop() // s is on top: lowestReady cleaned the heap down to it
 	c.nReady--
-	e := c.entries[s]
+	e := c.entry(s)
 	e.dispatched = true
 	return &applier.Work{Txns: []*applier.Txn{e.item}}, e.item.Bytes
 }
@@ -235,7 +248,7 @@ func (c *core) satisfiedBy(e *entry, in map[uint64]bool) bool {
 			return false
 		}
 		for s := c.prefix + 1; s <= w; s++ {
-			if !c.done[s] && !in[s] {
+			if !c.isDone(s) && !in[s] {
 				return false
 			}
 		}
@@ -251,7 +264,7 @@ func (c *core) satisfiedBy(e *entry, in map[uint64]bool) bool {
 // undo returns work formed by next to the window, undispatched.
 func (c *core) undo(w *applier.Work) {
 	for _, t := range w.Txns {
-		e := c.entries[t.Seq]
+		e := c.entry(t.Seq)
 		e.dispatched = false
 		if e.missing == 0 {
 			c.makeReady(e)

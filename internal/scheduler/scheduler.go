@@ -5,9 +5,11 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/paraply/paraply/internal/applier"
@@ -139,8 +141,8 @@ type Coordinator struct {
 	seq      *applier.Sequencer
 	admitted map[uint64]time.Time // admission time of pending transactions, with BatchDelay
 	// info about committed transactions awaiting the next Progress
-	resume map[uint64]string
-	gtids  []seqGTID // in commit order
+	resume []seqResume // by sequence number, from the last low-water mark on
+	gtids  []seqGTID   // in commit order
 	// holds are XA PREPAREs whose XA COMMIT or ROLLBACK has not committed:
 	// the low-water mark stays below them (see lwm).
 	holds    map[uint64]bool
@@ -164,7 +166,7 @@ const defaultStartLimit = 1
 func NewCoordinator(cfg Config, seq *applier.Sequencer) *Coordinator {
 	cfg = cfg.withDefaults()
 	c := &Coordinator{cfg: cfg, core: newCore(seq.Prefix(), cfg.Window, cfg.WindowBytes), seq: seq,
-		resume: map[uint64]string{seq.Prefix(): cfg.Start}, holds: map[uint64]bool{}, releases: map[uint64]uint64{}, admitted: map[uint64]time.Time{}}
+		resume: []seqResume{{seq.Prefix(), cfg.Start}}, holds: map[uint64]bool{}, releases: map[uint64]uint64{}, admitted: map[uint64]time.Time{}}
 	if cfg.Adaptive {
 		c.adaptive = newConcurrency(cfg.StartLimit, cfg.Workers)
 	}
@@ -372,7 +374,7 @@ func (c *Coordinator) admit(p *Prepared) {
 	if c.cfg.BatchDelay > 0 {
 		c.admitted[seq] = time.Now()
 	}
-	c.resume[seq] = p.Resume
+	c.addResume(seq, p.Resume)
 	if p.Releases != 0 {
 		c.releases[seq] = p.Releases
 	}
@@ -424,7 +426,7 @@ func (c *Coordinator) lwm() uint64 {
 // progress collects the low-water mark and the GTIDs it now covers.
 func (c *Coordinator) progress() Progress {
 	lwm, reached := c.lwm(), c.seq.Prefix()
-	p := Progress{RelayIndex: lwm, Position: c.resume[lwm], Reached: c.resume[reached]}
+	p := Progress{RelayIndex: lwm, Position: c.resumeAt(lwm), Reached: c.resumeAt(reached)}
 	kept := c.gtids[:0]
 	for _, g := range c.gtids {
 		if g.seq <= lwm {
@@ -435,12 +437,45 @@ func (c *Coordinator) progress() Progress {
 	}
 	clear(c.gtids[len(kept):])
 	c.gtids = kept
-	for s := range c.resume {
-		if s < lwm && s != reached {
-			delete(c.resume, s)
-		}
-	}
+	// Positions below the low-water mark are never asked for again.
+	i, _ := slices.BinarySearchFunc(c.resume, lwm, bySeq)
+	n := copy(c.resume, c.resume[i:])
+	clear(c.resume[n:])
+	c.resume = c.resume[:n]
 	return p
+}
+
+// seqResume is the resume position after a transaction.
+type seqResume struct {
+	seq    uint64
+	resume string
+}
+
+func bySeq(r seqResume, s uint64) int { return cmp.Compare(r.seq, s) }
+
+// addResume records the resume position after transaction s. Transactions
+// are admitted in stream order, so it goes at the end.
+func (c *Coordinator) addResume(s uint64, resume string) {
+	if n := len(c.resume); n == 0 || c.resume[n-1].seq < s {
+		c.resume = append(c.resume, seqResume{s, resume})
+		return
+	}
+	i, found := slices.BinarySearchFunc(c.resume, s, bySeq)
+	if found {
+		c.resume[i].resume = resume
+		return
+	}
+	c.resume = slices.Insert(c.resume, i, seqResume{s, resume})
+}
+
+// resumeAt is the resume position after transaction s, "" if s was not
+// admitted.
+func (c *Coordinator) resumeAt(s uint64) string {
+	i, ok := slices.BinarySearchFunc(c.resume, s, bySeq)
+	if !ok {
+		return ""
+	}
+	return c.resume[i].resume
 }
 
 // Stats returns the counters.
@@ -454,7 +489,7 @@ func (c *Coordinator) Stats() Stats {
 	if c.adaptive != nil {
 		s.LimitReason = c.adaptive.reason
 	}
-	if e := c.core.entries[s.LowWaterMark+1]; e != nil {
+	if e := c.core.entry(s.LowWaterMark + 1); e != nil {
 		s.OldestPending = e.item.Txn.Timestamp
 	}
 	return s
