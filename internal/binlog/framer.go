@@ -70,7 +70,10 @@ type Framer struct {
 	cur    []Event
 	// hint is the number of events of the last transaction: the next one
 	// gets that much room at once (see collect).
-	hint  int
+	hint int
+	// spare is the room for events of a transaction given back by
+	// Recycle, which collect reuses.
+	spare []Event
 	ready []*RawTxn
 	// probeCRC is set by a format description without checksums: the
 	// event after it is checked for one anyway (see push).
@@ -341,9 +344,21 @@ func (f *Framer) add(ev Event) error {
 // slice was a tenth of what the receiver allocated.
 func (f *Framer) collect(ev Event) {
 	if f.cur == nil {
-		f.cur = make([]Event, 0, max(f.hint, 4))
+		if n := max(f.hint, 4); cap(f.spare) >= n {
+			f.cur, f.spare = f.spare, nil
+		} else {
+			f.cur = make([]Event, 0, n)
+		}
 	}
 	f.cur = append(f.cur, ev)
+}
+
+// Recycle gives back t, returned by Next, once the caller is done with it
+// (the receiver, once t is in the relay log): the framer reuses the room
+// that held its events, and t holds none any more.
+func (f *Framer) Recycle(t *RawTxn) {
+	clear(t.Events)
+	f.spare, t.Events = t.Events[:0], nil
 }
 
 func (f *Framer) pushQuery(ev Event) error {

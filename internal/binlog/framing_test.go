@@ -1,11 +1,17 @@
 package binlog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/paraply/paraply/internal/fixtures"
 )
 
 // TestFramingMariaDBGroups reads a binlog MariaDB 10.11 wrote for the
@@ -126,5 +132,58 @@ func TestXAPrepareEvent(t *testing.T) {
 	}
 	if _, _, err := xaPrepareXID(body(0, 1, "x1", "")[:14]); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("a truncated XID: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestFramerRecycle: a framer whose transactions are given back once
+// used frames a binlog as one whose are not, and reuses the room.
+func TestFramerRecycle(t *testing.T) {
+	path := filepath.Join(fixtures.Root(), "internal", "binlog", "testdata", "mariadb-10.11-fidelity.000001")
+	want, err := FrameFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := NewFileReader(path)
+	defer fr.Close()
+	f := NewFramer()
+	var got [][]Event
+	var room *Event // where the last recycled transaction's events were
+	reused := 0
+	for {
+		ev, err := fr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Push(ev); err != nil {
+			t.Fatal(err)
+		}
+		for rt := f.Next(); rt != nil; rt = f.Next() {
+			if len(rt.Events) == 0 {
+				t.Fatal("a transaction without events")
+			}
+			if &rt.Events[0] == room {
+				reused++
+			}
+			got = append(got, slices.Clone(rt.Events))
+			room = &rt.Events[0]
+			f.Recycle(rt)
+			if rt.Events != nil {
+				t.Fatal("a recycled transaction still holds its events")
+			}
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d transactions with Recycle, %d without", len(got), len(want))
+	}
+	for i := range want {
+		if !slices.EqualFunc(got[i], want[i].Events, func(a, b Event) bool { return bytes.Equal(a.Data, b.Data) && a.Pos == b.Pos }) {
+			t.Fatalf("transaction %d differs with Recycle", i+1)
+		}
+	}
+	if reused == 0 {
+		t.Error("Recycle kept no room for reuse")
 	}
 }

@@ -219,6 +219,7 @@ func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (received bool
 			if err != nil {
 				return received, err
 			}
+			framer.Recycle(rt) // the relay log holds a copy
 			received = received || done
 		}
 		if framer.Empty() {
