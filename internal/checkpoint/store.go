@@ -257,11 +257,11 @@ func (s *Store) SaveProgress(ctx context.Context, position string, relayIndex ui
 		return fmt.Errorf("writing paraply.progress: %w", err)
 	}
 	for len(covered) > 0 {
-		// One unique-key lookup per row, in one packet: a DELETE with an IN
-		// list may be run as a scan, which would wait on rows that workers
-		// inserted and have not committed yet.
-		n := min(len(covered), 200)
-		q := strings.Repeat("DELETE FROM `paraply`.`applied` WHERE `gtid` = ?;", n)
+		n := min(len(covered), compactGTIDs)
+		q := compactSQL
+		if n < compactGTIDs {
+			q = deleteAppliedSQL(n)
+		}
 		args := make([]any, n)
 		for i, g := range covered[:n] {
 			args[i] = g
@@ -272,6 +272,32 @@ func (s *Store) SaveProgress(ctx context.Context, position string, relayIndex ui
 		covered = covered[n:]
 	}
 	return tx.Commit()
+}
+
+// compactGTIDs is how many GTIDs one statement deletes from
+// paraply.applied; compactSQL is that statement.
+const compactGTIDs = 200
+
+var compactSQL = deleteAppliedSQL(compactGTIDs)
+
+// deleteAppliedSQL deletes n GTIDs from paraply.applied, each looked up by
+// its key: the GTIDs are a derived table joined first (STRAIGHT_JOIN) to
+// the key. A DELETE with an IN list may be run as a scan, which waits on
+// the rows that workers inserted and have not committed yet
+// (TestSaveProgressDoesNotWaitForWorkers); one DELETE statement per GTID,
+// which this replaces, cost the target about 16 µs of CPU per GTID against
+// 6-7 µs now, and on a non-durable target that was 40% of its CPU per
+// transaction on single-row workloads.
+func deleteAppliedSQL(n int) string {
+	var b strings.Builder
+	// An ascii value, as the column: a join on values of another
+	// character set would not use the key.
+	b.WriteString("DELETE `paraply`.`applied` FROM (SELECT CONVERT(? USING ascii) AS `gtid`")
+	for range n - 1 {
+		b.WriteString(" UNION ALL SELECT CONVERT(? USING ascii)")
+	}
+	b.WriteString(") AS `covered` STRAIGHT_JOIN `paraply`.`applied` ON `paraply`.`applied`.`gtid` = `covered`.`gtid`")
+	return b.String()
 }
 
 // AppliedSQL is the statement a worker adds to a target transaction to

@@ -1,0 +1,130 @@
+package checkpoint
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
+)
+
+// TestSaveProgressDoesNotWaitForWorkers: compacting paraply.applied
+// deletes the covered GTIDs by their key, so it neither waits on the rows
+// that workers inserted and have not committed yet (their GTIDs sort
+// between the covered ones) nor deletes anything else; and the target's
+// plan says so: the applied table is read by its primary key, one row per
+// GTID.
+func TestSaveProgressDoesNotWaitForWorkers(t *testing.T) {
+	srv := sandboxtest.ForTest(t, sandbox.Options{Name: "compact"})
+	// As paraply's target connections: multi-statements, interpolated
+	// values; and a lock wait fails in a second instead of fifty.
+	db, err := sql.Open("mysql", srv.DSN("")+"&interpolateParams=true&innodb_lock_wait_timeout=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	st := NewStore(db)
+	if err := st.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for i := 1; i <= 250; i++ {
+		all = append(all, fmt.Sprintf("0-1-%d", i))
+	}
+	q, args := AppliedSQL(all)
+	if _, err := db.ExecContext(ctx, q, args...); err != nil {
+		t.Fatal(err)
+	}
+	// A worker's transaction, open: "0-1-1000" sorts between "0-1-100"
+	// and "0-1-101", "0-1-2500" after "0-1-250".
+	worker, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Close()
+	pending := []string{"0-1-1000", "0-1-1999", "0-1-2500", "0-1-99999"}
+	if _, err := worker.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	q, args = AppliedSQL(pending)
+	if _, err := worker.ExecContext(ctx, q, args...); err != nil {
+		t.Fatal(err)
+	}
+
+	// 230 covered: one full statement and one of 30.
+	covered := all[:230]
+	if err := st.SaveProgress(ctx, "0-1-230", 230, covered); err != nil {
+		t.Fatalf("SaveProgress with a worker's transaction open: %v", err)
+	}
+	if _, err := worker.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	rows, err := db.QueryContext(ctx, "SELECT `gtid` FROM `paraply`.`applied` ORDER BY `gtid`")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g string
+		if err := rows.Scan(&g); err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, g)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := append(slices.Clone(all[230:]), pending...)
+	slices.Sort(want)
+	if !slices.Equal(left, want) {
+		t.Errorf("paraply.applied holds %d GTIDs %v\nwant the %d not covered %v", len(left), left, len(want), want)
+	}
+
+	// The plan of the statement, on a table where most rows go.
+	explain := make([]any, 3)
+	for i := range explain {
+		explain[i] = all[i]
+	}
+	plan, err := db.QueryContext(ctx, "EXPLAIN "+deleteAppliedSQL(3), explain...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plan.Close()
+	cols, err := plan.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := false
+	for plan.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := plan.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		row := map[string]string{}
+		for i, c := range cols {
+			row[c] = vals[i].String
+		}
+		if row["table"] == "applied" {
+			if row["type"] != "eq_ref" || row["key"] != "PRIMARY" {
+				t.Errorf("paraply.applied is read by %s on key %q, want eq_ref on PRIMARY", row["type"], row["key"])
+			}
+			byKey = true
+		}
+	}
+	if !byKey {
+		t.Error("the plan does not read paraply.applied")
+	}
+}
