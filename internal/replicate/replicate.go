@@ -234,6 +234,7 @@ func (r *Replica) run(ctx context.Context) error {
 		PreserveGTIDs: r.cfg.PreserveGTIDs, Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
 	coord := scheduler.NewCoordinator(scheduler.Config{
 		Start: state.Position, Window: r.cfg.Window, BatchTxns: r.cfg.batchTxns(), BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Pool(), Adaptive: r.cfg.Auto(), PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
+		SaveAt: r.reachedUntil,
 	}, seq)
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -486,6 +487,15 @@ func lastIndex(l *relaylog.Log) uint64 {
 }
 
 // caughtUp reports whether position includes until.
+// reachedUntil reports whether position is where the run stops
+// (--until-caught-up, --until-gtid, the end of binlog files): the
+// coordinator saves it at once, and the save ends the run.
+func (r *Replica) reachedUntil(position string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.until != nil && caughtUp(r.info.Flavor, position, r.until)
+}
+
 func caughtUp(f binlog.Flavor, position string, until mysql.GTIDSet) bool {
 	if until.IsEmpty() {
 		return true

@@ -44,7 +44,13 @@ type Config struct {
 	PreserveOrder bool
 	// ProgressEvery is how often the low-water mark is saved.
 	ProgressEvery time.Duration
-	Logger        *slog.Logger
+	// SaveAt, if set, is asked, whenever every transaction admitted has
+	// committed and none waits to be admitted, whether the position
+	// reached is one to save at once rather than at the next
+	// ProgressEvery: the end of a run that stops there (--until-caught-up,
+	// --until-gtid), which would otherwise wait up to ProgressEvery.
+	SaveAt func(reached string) bool
+	Logger *slog.Logger
 }
 
 // Defaults fills zero fields.
@@ -202,6 +208,18 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work []chan 
 		idle[i] = c.cfg.Workers - 1 - i
 	}
 	saved, reached := c.lwm(), c.seq.Prefix()
+	// saveMoved saves the progress if it moved since the last save.
+	saveMoved := func() error {
+		l, r := c.lwm(), c.seq.Prefix()
+		if l == saved && r == reached {
+			return nil
+		}
+		if err := save(c.progress()); err != nil {
+			return err
+		}
+		saved, reached = l, r
+		return nil
+	}
 	waitSince := time.Time{}
 	waitKind := waitNone
 	delay := time.NewTimer(time.Hour)
@@ -252,13 +270,15 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work []chan 
 		case w := <-done:
 			idle = append(idle, w.Worker)
 			c.committed(w.Txns)
-		case <-delay.C:
-		case <-tick.C:
-			if l, r := c.lwm(), c.seq.Prefix(); l != saved || r != reached {
-				if err := save(c.progress()); err != nil {
+			if c.cfg.SaveAt != nil && c.core.pending() == 0 && len(in) == 0 && c.cfg.SaveAt(c.resumeAt(c.seq.Prefix())) {
+				if err := saveMoved(); err != nil {
 					return err
 				}
-				saved, reached = l, r
+			}
+		case <-delay.C:
+		case <-tick.C:
+			if err := saveMoved(); err != nil {
+				return err
 			}
 			now := time.Now()
 			c.flushWait(&waitSince, waitKind, now)
