@@ -486,7 +486,6 @@ func lastIndex(l *relaylog.Log) uint64 {
 	return n
 }
 
-// caughtUp reports whether position includes until.
 // reachedUntil reports whether position is where the run stops
 // (--until-caught-up, --until-gtid, the end of binlog files): the
 // coordinator saves it at once, and the save ends the run.
@@ -496,6 +495,7 @@ func (r *Replica) reachedUntil(position string) bool {
 	return r.until != nil && caughtUp(r.info.Flavor, position, r.until)
 }
 
+// caughtUp reports whether position includes until.
 func caughtUp(f binlog.Flavor, position string, until mysql.GTIDSet) bool {
 	if until.IsEmpty() {
 		return true
