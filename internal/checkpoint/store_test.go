@@ -124,6 +124,9 @@ func TestSaveProgressDoesNotWaitForWorkers(t *testing.T) {
 			byKey = true
 		}
 	}
+	if err := plan.Err(); err != nil {
+		t.Fatal(err)
+	}
 	if !byKey {
 		t.Error("the plan does not read paraply.applied")
 	}

@@ -72,11 +72,11 @@ func openDump(ctx context.Context, dc dumpConfig, pos mysql.GTIDSet) (*dump, err
 	}
 	d := &dump{conn: conn}
 	if err := d.register(cfg); err != nil {
-		conn.Close()
+		d.close()
 		return nil, err
 	}
 	if err := d.request(cfg, pos); err != nil {
-		conn.Close()
+		d.close()
 		return nil, err
 	}
 	// Every answer to what was sent so far has been read: the stream
@@ -253,7 +253,9 @@ func (d *dump) release() {
 	d.buf = d.buf[:0]
 }
 
-func (d *dump) close() { d.conn.Close() }
+// close ends the connection; the source ends its dump thread when it
+// next writes to it. An error closing is of no use: the stream is over.
+func (d *dump) close() { _ = d.conn.Close() }
 
 // waitReader is the socket under the stream's read window: each read may
 // block, and the watchdog is told how long.
