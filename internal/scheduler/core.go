@@ -116,10 +116,10 @@ func (c *core) settle(first, last uint64) {
 			continue
 		}
 		sl.done = true
-		for i, w := range sl.onWait {
+		for _, w := range sl.onWait {
 			c.release(w)
-			sl.onWait[i] = nil
 		}
+		clear(sl.onWait) // the released entries' transactions may go
 		sl.onWait = sl.onWait[:0]
 	}
 	for c.win.frontDone() {

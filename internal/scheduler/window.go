@@ -69,11 +69,10 @@ func (w *window) grow(n int) {
 // frontDone reports whether base is settled.
 func (w *window) frontDone() bool { return w.n > 0 && w.slots[w.start].done }
 
-// advance drops base's slot: base is settled and nothing waits for it.
-// The slot's waiter list keeps its room for the number that reuses it.
+// advance drops base's slot: base is settled, and settling emptied its
+// waiter list, which keeps its room for the number that reuses the slot.
 func (w *window) advance() {
 	sl := &w.slots[w.start]
-	clear(sl.onWait)
 	*sl = slot{onWait: sl.onWait[:0]}
 	w.start = (w.start + 1) & (len(w.slots) - 1)
 	w.base++
