@@ -23,7 +23,9 @@ import (
 // TestCompactFallback: a work whose compacted statements find a row
 // missing is applied again statement by statement, and the error names
 // the transaction that changes the row, not the range of the work. A work
-// without conflict commits compacted.
+// without conflict commits compacted. Both ways of sending SQL to MariaDB
+// say so: compound statements that check their counts, and multi-statement
+// packets whose counts the worker checks (as for MySQL).
 func TestCompactFallback(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a MariaDB server")
@@ -41,23 +43,42 @@ func TestCompactFallback(t *testing.T) {
 	}
 	db := sql.OpenDB(conn)
 	defer db.Close()
-	if err := srv.Exec(ctx, "CREATE DATABASE w",
-		"CREATE TABLE w.t (id INT NOT NULL PRIMARY KEY, c VARCHAR(20) CHARACTER SET utf8mb4)",
-		"INSERT INTO w.t SELECT seq, 'a' FROM w.seq_1_to_10"); err != nil {
-		t.Fatal(err)
-	}
 	store := checkpoint.NewStore(db)
 	if err := store.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
-	cat, err := schema.Load(ctx, db, "w")
+	for _, noCompound := range []bool{false, true} {
+		name := "compound"
+		if noCompound {
+			name = "packets"
+		}
+		t.Run(name, func(t *testing.T) { testCompactFallback(t, db, store, "w_"+name, noCompound) })
+	}
+}
+
+func testCompactFallback(t *testing.T, db *sql.DB, store *checkpoint.Store, schemaName string, noCompound bool) {
+	ctx := t.Context()
+	domain := "0" // the GTIDs' domain: one per run, paraply.applied is shared
+	if noCompound {
+		domain = "1"
+	}
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+schemaName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "CREATE TABLE "+schemaName+".t (id INT NOT NULL PRIMARY KEY, c VARCHAR(20) CHARACTER SET utf8mb4)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO "+schemaName+".t SELECT seq, 'a' FROM "+schemaName+".seq_1_to_10"); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := schema.Load(ctx, db, schemaName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm := &replication.TableMapEvent{Schema: []byte("w"), Table: []byte("t"), ColumnCount: 2,
+	tm := &replication.TableMapEvent{Schema: []byte(schemaName), Table: []byte("t"), ColumnCount: 2,
 		ColumnType: []byte{gomysql.MYSQL_TYPE_LONG, gomysql.MYSQL_TYPE_VARCHAR}, ColumnMeta: []uint16{0, 80},
 		ColumnName: [][]byte{[]byte("id"), []byte("c")}}
-	tab, err := sqlgen.NewTableIn(cat, cat.Table("w", "t"), tm)
+	tab, err := sqlgen.NewTableIn(cat, cat.Table(schemaName, "t"), tm)
 	if err != nil || !tab.Compactable() {
 		t.Fatalf("table: compactable %v, %v", tab != nil && tab.Compactable(), err)
 	}
@@ -74,7 +95,7 @@ func TestCompactFallback(t *testing.T) {
 			for _, id := range txn {
 				r.Images = append(r.Images, []any{id, "a"}, []any{id, "b" + strconv.FormatUint(next, 10)})
 			}
-			w.Txns = append(w.Txns, &Txn{Seq: next, GTID: "0-1-" + strconv.FormatUint(next, 10),
+			w.Txns = append(w.Txns, &Txn{Seq: next, GTID: domain + "-1-" + strconv.FormatUint(next, 10),
 				Txn: &binlog.Txn{Rows: []*binlog.Rows{r}}, Tables: []*sqlgen.Table{tab}})
 		}
 		return w
@@ -82,16 +103,15 @@ func TestCompactFallback(t *testing.T) {
 	var logs strings.Builder
 	run := func(w *Work) error {
 		logs.Reset()
-		pool := NewPool(Config{Workers: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, db, store, seq)
+		pool := NewPool(Config{Workers: 1, NoCompound: noCompound, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, db, store, seq)
 		in, done := make(chan *Work, 1), make(chan *Work, 1)
 		in <- w
 		close(in)
 		return pool.Run(ctx, []chan *Work{in}, done)
 	}
-	updates := func() int {
-		var name string
+	status := func(name string) int {
 		var n int
-		if err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Com_update'").Scan(&name, &n); err != nil {
+		if err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&name, &n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -99,15 +119,18 @@ func TestCompactFallback(t *testing.T) {
 
 	// No conflict: each row is updated once (every image says its c was
 	// 'a'), in one grouped UPDATE.
-	before := updates()
+	before, compounds := status("Com_update"), status("Com_compound_sql")
 	if err := run(work([]int32{1, 2}, []int32{3}, []int32{4, 5})); err != nil {
 		t.Fatal(err)
 	}
-	if n := updates() - before; n != 1 {
+	if n := status("Com_update") - before; n != 1 {
 		t.Errorf("%d UPDATE statements, want 1 (grouped)", n)
 	}
+	if n := status("Com_compound_sql") - compounds; (n > 0) == noCompound {
+		t.Errorf("%d compound statements with NoCompound %v", n, noCompound)
+	}
 	var got string
-	if err := db.QueryRowContext(ctx, "SELECT GROUP_CONCAT(c ORDER BY id) FROM w.t").Scan(&got); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT GROUP_CONCAT(c ORDER BY id) FROM "+schemaName+".t").Scan(&got); err != nil {
 		t.Fatal(err)
 	}
 	if want := "b1,b1,b2,b3,b3,a,a,a,a,a"; got != want {
@@ -116,7 +139,7 @@ func TestCompactFallback(t *testing.T) {
 
 	// Row 8 is missing: the grouped UPDATE finds 2 rows of 3; the work is
 	// applied again without compaction, which names transaction 5.
-	if _, err := db.ExecContext(ctx, "DELETE FROM w.t WHERE id = 8"); err != nil {
+	if _, err := db.ExecContext(ctx, "DELETE FROM "+schemaName+".t WHERE id = 8"); err != nil {
 		t.Fatal(err)
 	}
 	err = run(work([]int32{6}, []int32{7, 8}, []int32{9}))
@@ -124,14 +147,14 @@ func TestCompactFallback(t *testing.T) {
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v, want a ConflictError", err)
 	}
-	if ce.GTID != "0-1-5" || ce.Key != "id=8" || !strings.Contains(ce.What, "not found") {
+	if ce.GTID != domain+"-1-5" || ce.Key != "id=8" || !strings.Contains(ce.What, "not found") {
 		t.Errorf("got %v, want GTID 0-1-5, key id=8", err)
 	}
 	if !strings.Contains(logs.String(), "applying the work again without compaction") ||
-		!strings.Contains(logs.String(), "`w`.`t` id=6: UPDATE matched 3 rows on the target, the source changed 4") {
+		!strings.Contains(logs.String(), "`"+schemaName+"`.`t` id=6: UPDATE matched 3 rows on the target, the source changed 4") {
 		t.Errorf("the compacted attempt did not fail as expected; log:\n%s", logs.String())
 	}
-	if err := db.QueryRowContext(ctx, "SELECT GROUP_CONCAT(c ORDER BY id) FROM w.t WHERE id > 5").Scan(&got); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT GROUP_CONCAT(c ORDER BY id) FROM "+schemaName+".t WHERE id > 5").Scan(&got); err != nil {
 		t.Fatal(err)
 	}
 	if got != "a,a,a,a" {

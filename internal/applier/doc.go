@@ -3,12 +3,15 @@
 // consecutive source transactions) as one target transaction together with
 // the checkpoint rows of their GTIDs.
 //
-// A target transaction costs two round trips: one multi-statement packet
-// with every row change and the checkpoint insert (values interpolated by
-// the driver from placeholders), then, once every statement's affected-row
-// count has been checked against the rows the binlog says it touched, the
-// COMMIT. With commit order preserved, the COMMIT waits for the Sequencer
-// to say every earlier transaction has committed.
+// A target transaction costs two round trips: one packet with every row
+// change and the checkpoint insert (values interpolated by the driver from
+// placeholders), then, once every statement's affected-row count has been
+// checked against the rows the binlog says it touched, the COMMIT. On
+// MariaDB the packet is a compound statement that checks the counts itself
+// and answers once; on MySQL, a multi-statement packet answered statement
+// by statement, whose counts the worker checks (see worker.runBatch). With
+// commit order preserved, the COMMIT waits for the Sequencer to say every
+// earlier transaction has committed.
 //
 // Errors are sorted: lock waits, deadlocks and lost connections are retried
 // (after a lost connection during COMMIT, the checkpoint table says whether

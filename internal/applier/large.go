@@ -133,12 +133,12 @@ func (w *worker) executeLarge(ctx context.Context, conn *sql.Conn, work *Work, p
 		limit = min(limit, w.maxPacket/3)
 	}
 	run := func() error {
-		affected, err := w.execBatch(ctx, conn, b)
+		mismatch, err := w.runBatch(ctx, conn, b, work)
 		if err != nil {
 			return err
 		}
-		if err := check(b, work, affected); err != nil {
-			return err
+		if mismatch != nil {
+			return mismatch
 		}
 		b.Reset()
 		return nil

@@ -16,30 +16,47 @@ import (
 // server-side prepared statements, which multi-statement text breaks.
 var errPacketTooLarge = errors.New("statement larger than the target's max_allowed_packet")
 
-// execBatch runs b's statements on conn in packets that the target
-// accepts (one, unless the transaction is large: see sqlgen.Batch.Packet)
-// and returns the affected-row counts of all of them.
-func (w *worker) execBatch(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch) ([]int64, error) {
+// runBatch runs b's statements on conn, in packets that the target
+// accepts (one, unless the transaction is large: see sqlgen.Batch.Packet),
+// and checks the rows each one affected against what work's binlog says.
+// err is an error of the target; mismatch, with err nil, is the first
+// statement whose count differs (see check).
+//
+// On a MariaDB target a packet is a compound statement that checks the
+// counts itself (sqlgen.Batch.Compound): one answer per packet instead of
+// one per statement.
+func (w *worker) runBatch(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch, work *Work) (mismatch, err error) {
 	// Packet's limit counts arguments at their size; escaping may double
 	// them, so a third of the server's limit leaves room.
 	limit := sqlgen.DefaultMaxPacket
 	if w.maxPacket > 0 {
 		limit = min(limit, w.maxPacket/3)
 	}
+	packet := b.Packet
+	if w.compound {
+		packet = b.Compound
+	}
 	var affected []int64
 	for i := 0; i < b.Len(); {
-		q, args, next := b.Packet(i, limit)
+		q, args, next := packet(i, limit)
 		if n := worstSize(q, args); w.maxPacket > 0 && n > w.maxPacket-1024 {
 			return nil, fmt.Errorf("%w: up to %d bytes, max_allowed_packet %d", errPacketTooLarge, n, w.maxPacket)
 		}
 		a, err := execMulti(ctx, conn, q, args)
 		if err != nil {
+			var rc *sqlgen.RowCountError
+			if w.compound && errors.As(b.CompoundError(err), &rc) {
+				return rowCountConflict(work, rc.Expect, rc.Affected), nil
+			}
 			return nil, err
 		}
 		affected = append(affected, a...)
 		i = next
 	}
-	return affected, nil
+	if w.compound {
+		return nil, nil // every count was checked by the target
+	}
+	return check(b, work, affected), nil
 }
 
 // worstSize bounds the size of query once the driver has interpolated

@@ -80,6 +80,11 @@ type Config struct {
 	// PreserveGTIDs commits each work (one source transaction) under its
 	// source GTID (see worker.sourceGTID).
 	PreserveGTIDs bool
+	// NoCompound sends SQL to a MariaDB target as multi-statement packets
+	// checked by the worker, as to a MySQL target, instead of compound
+	// statements that check themselves (see worker.runBatch): for tests
+	// of that path.
+	NoCompound bool
 }
 
 // Observer receives the workers' events. Methods are called from worker
@@ -194,6 +199,9 @@ type worker struct {
 	format *binlog.Format
 	// maxPacket is the target's max_allowed_packet, read with conn.
 	maxPacket int
+	// compound: the target runs each packet of SQL as a compound
+	// statement (see runBatch).
+	compound bool
 }
 
 // errNotHead is a data error met by work that is not next to commit: what
@@ -398,7 +406,7 @@ func (w *worker) execute(ctx context.Context, conn *sql.Conn, work *Work, compac
 		return 0, err
 	}
 	t0 := time.Now()
-	affected, err := w.execBatch(ctx, conn, &w.batch)
+	mismatch, err := w.runBatch(ctx, conn, &w.batch, work)
 	d := time.Since(t0)
 	if err != nil {
 		if err := w.abandon(conn, work, err, turnFirst); err != nil {
@@ -409,7 +417,7 @@ func (w *worker) execute(ctx context.Context, conn *sql.Conn, work *Work, compac
 		}
 		return d, w.pinpoint(ctx, conn, work, err)
 	}
-	if err := check(&w.batch, work, affected); err != nil {
+	if err := mismatch; err != nil {
 		w.rollback(conn)
 		var ce *ConflictError
 		switch {
@@ -547,25 +555,30 @@ func check(b *sqlgen.Batch, work *Work, affected []int64) error {
 		return fmt.Errorf("target answered %d results for %d statements", len(affected), len(exp))
 	}
 	for i, e := range exp {
-		if e.Rows < 0 || affected[i] == e.Rows {
-			continue
+		if e.Rows >= 0 && affected[i] != e.Rows {
+			return rowCountConflict(work, e, affected[i])
 		}
-		t := work.Txns[e.Txn]
-		what := fmt.Sprintf("%s matched %d rows on the target, the source changed %d", strings.ToUpper(e.Op.String()), affected[i], e.Rows)
-		if affected[i] == 0 {
-			what = fmt.Sprintf("row to %s not found on the target", e.Op)
-		}
-		return &ConflictError{GTID: t.GTID, Table: e.Table.String(), Key: e.Key, What: what}
 	}
 	return nil
 }
 
+// rowCountConflict is the conflict of a statement, built from work, that
+// affected rows on the target where the binlog says e.Rows.
+func rowCountConflict(work *Work, e sqlgen.Expect, affected int64) *ConflictError {
+	t := work.Txns[e.Txn]
+	what := fmt.Sprintf("%s matched %d rows on the target, the source changed %d", strings.ToUpper(e.Op.String()), affected, e.Rows)
+	if affected == 0 {
+		what = fmt.Sprintf("row to %s not found on the target", e.Op)
+	}
+	return &ConflictError{GTID: t.GTID, Table: e.Table.String(), Key: e.Key, What: what}
+}
+
 // pinpoint finds the transaction and table behind batchErr, a fatal
-// error of work's statements run as one multi-statement packet, which
-// does not say which statement failed. It runs work's row events again
-// one by one, in a target transaction that it rolls back, and returns a
-// ConflictError for the first that fails. If none fails (the target
-// changed meanwhile), the error names the work's transactions.
+// error of work's statements run as one packet, which does not say which
+// statement failed. It runs work's row events again one by one, in a
+// target transaction that it rolls back, and returns a ConflictError for
+// the first that fails. If none fails (the target changed meanwhile), the
+// error names the work's transactions.
 func (w *worker) pinpoint(ctx context.Context, conn *sql.Conn, work *Work, batchErr error) error {
 	if _, err := conn.ExecContext(ctx, "START TRANSACTION"); err != nil {
 		return err
@@ -584,15 +597,15 @@ func (w *worker) pinpoint(ctx context.Context, conn *sql.Conn, work *Work, batch
 				return &ConflictError{GTID: t.GTID, Table: table, What: "cannot build SQL", Err: err}
 			}
 			b.Raw("SET foreign_key_checks = 1")
-			affected, err := w.execBatch(ctx, conn, &b)
+			mismatch, err := w.runBatch(ctx, conn, &b, work)
 			if err != nil {
 				if classify(err) != fatal {
 					return err
 				}
 				return &ConflictError{GTID: t.GTID, Table: table, What: describe(err), Err: err}
 			}
-			if err := check(&b, work, affected); err != nil {
-				return err
+			if mismatch != nil {
+				return mismatch
 			}
 		}
 	}
@@ -656,10 +669,13 @@ func (w *worker) session(ctx context.Context) (*sql.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.QueryRowContext(ctx, "SELECT @@max_allowed_packet").Scan(&w.maxPacket); err != nil {
+	var version string
+	if err := c.QueryRowContext(ctx, "SELECT @@max_allowed_packet, VERSION()").Scan(&w.maxPacket, &version); err != nil {
 		c.Close()
 		return nil, err
 	}
+	// MariaDB runs compound statements outside stored programs since 10.1.1.
+	w.compound = !w.p.cfg.NoCompound && strings.Contains(strings.ToLower(version), "mariadb")
 	w.conn = c
 	return c, nil
 }

@@ -78,6 +78,8 @@ type Batch struct {
 	// seg holds the changes collected by a compacting Batch, not yet
 	// written (see flush).
 	seg segment
+	// compound is Compound's buffer.
+	compound []byte
 }
 
 // Add appends the statements for every row change of r, a rows event on
@@ -193,7 +195,7 @@ func (b *Batch) Reset() {
 	clear(b.expects)
 	b.seg.reset()
 	*b = Batch{MaxStatement: b.MaxStatement, Compact: b.Compact, MaxGroupRows: b.MaxGroupRows,
-		buf: b.buf[:0], args: b.args[:0], expects: b.expects[:0], starts: b.starts[:0], seg: b.seg}
+		buf: b.buf[:0], args: b.args[:0], expects: b.expects[:0], starts: b.starts[:0], seg: b.seg, compound: b.compound}
 }
 
 // Check compares the affected-row counts of an execution of the batch

@@ -64,10 +64,13 @@ func TestServerCompact(t *testing.T) {
 	ctx := t.Context()
 	srv := sandboxtest.ForTest(t, sandbox.Options{Name: "sqlgen-compact"})
 	pool := applierDB(t, srv)
+	// compound runs the compacted batches as compound statements that
+	// check their own counts (Batch.Compound), as the applier does on
+	// MariaDB.
 	modes := []struct {
-		db      string
-		compact bool
-	}{{"plain", false}, {"compact", true}}
+		db                string
+		compact, compound bool
+	}{{"plain", false, false}, {"compact", true, false}, {"compound", true, true}}
 	tabs := map[string]map[string]*Table{}
 	for _, m := range modes {
 		stmts := []string{"CREATE DATABASE " + m.db}
@@ -107,7 +110,7 @@ func TestServerCompact(t *testing.T) {
 	defer conn.Close()
 
 	g := newCompactGen(rand.New(rand.NewPCG(7, 11)))
-	var stmts [2]int // statements run, per mode
+	var stmts [3]int // statements run, per mode
 	for w := range 200 {
 		n := 1 + g.r.IntN(64)
 		if w == 0 {
@@ -117,17 +120,14 @@ func TestServerCompact(t *testing.T) {
 		for i, m := range modes {
 			b := buildWork(t, tabs[m.db], work, m.compact)
 			stmts[i] += b.Len()
-			affected, err := runBatch(ctx, conn, b)
-			if err == nil {
-				err = b.Check(affected)
-			}
-			if err != nil {
+			if err := runChecked(ctx, conn, b, m.compound); err != nil {
 				t.Fatalf("work %d, %s: %v\n%s", w, m.db, err, abbreviate(b.SQL()))
 			}
 		}
 		if w%10 == 9 {
 			for _, name := range compactTables {
 				compareCopies(t, pool, "plain", "compact", name)
+				compareCopies(t, pool, "plain", "compound", name)
 			}
 			if t.Failed() {
 				t.FailNow()
@@ -169,12 +169,10 @@ func TestServerCompact(t *testing.T) {
 			setup[m.db] = c.setup(m.db)
 		}
 		work := c.work()
+		var compacted error // what the compact mode reported
 		for _, m := range modes {
 			b := buildWork(t, tabs[m.db], work, m.compact, setup[m.db])
-			affected, err := runBatch(ctx, conn, b)
-			if err == nil {
-				err = b.Check(affected)
-			}
+			err := runChecked(ctx, conn, b, m.compound)
 			var rc *RowCountError
 			var me *gomysql.MySQLError
 			if !errors.As(err, &rc) && !(errors.As(err, &me) && me.Number == 1062) {
@@ -182,11 +180,57 @@ func TestServerCompact(t *testing.T) {
 			} else {
 				t.Logf("%s, %s: %v", c.name, m.db, err)
 			}
+			// The same statements, checked by the target: the same
+			// statement, the same count.
+			switch m.db {
+			case "compact":
+				compacted = err
+			case "compound":
+				if err == nil || compacted == nil || strings.ReplaceAll(err.Error(), "`compound`", "`compact`") != compacted.Error() {
+					t.Errorf("%s: compound statement says %v, the checked counts %v", c.name, err, compacted)
+				}
+			}
 		}
 	}
 	for _, name := range compactTables {
 		compareCopies(t, pool, "plain", "compact", name)
+		compareCopies(t, pool, "plain", "compound", name)
 	}
+}
+
+// runChecked runs a batch that starts a transaction, checking the
+// affected-row counts (with Batch.Check, or in the target with compound
+// statements), and commits if all is well, else rolls back.
+func runChecked(ctx context.Context, conn *sql.Conn, b *Batch, compound bool) error {
+	if !compound {
+		affected, err := runBatch(ctx, conn, b)
+		if err == nil {
+			err = b.Check(affected)
+		}
+		return err
+	}
+	var err error
+	for i := 0; i < b.Len() && err == nil; {
+		var q string
+		var args []any
+		q, args, i = b.Compound(i, 0)
+		named := make([]driver.NamedValue, len(args))
+		for j, a := range args {
+			named[j] = driver.NamedValue{Ordinal: j + 1, Value: a}
+		}
+		err = conn.Raw(func(dc any) error {
+			_, err := dc.(driver.ExecerContext).ExecContext(ctx, q, named)
+			return err
+		})
+	}
+	end := "COMMIT"
+	if err != nil {
+		err, end = b.CompoundError(err), "ROLLBACK"
+	}
+	if _, cerr := conn.ExecContext(ctx, end); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // compactEvent is a rows event of the generated workload.

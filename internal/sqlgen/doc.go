@@ -14,7 +14,8 @@
 // (TIMESTAMP values are decoded in UTC) and a sql_mode without NO_ZERO_DATE
 // and with NO_AUTO_VALUE_ON_ZERO. It compares the driver's AllRowsAffected
 // with the Expects (Batch.Check) before COMMIT: a mismatch means the target's
-// data differs from the source's.
+// data differs from the source's. On a MariaDB target it sends
+// Batch.Compound's text instead, which checks the counts in the server.
 //
 // # Statements
 //

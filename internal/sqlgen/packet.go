@@ -25,13 +25,7 @@ func (b *Batch) Packet(i, maxBytes int) (query string, args []any, next int) {
 		maxBytes = DefaultMaxPacket
 	}
 	start := b.starts[i]
-	j := i + 1
-	for ; j < len(b.expects); j++ {
-		end := b.end(j)
-		if end.buf-start.buf+end.argBytes-start.argBytes > maxBytes {
-			break
-		}
-	}
+	j := b.span(i, maxBytes, 0)
 	end := b.end(j - 1)
 	if j < len(b.expects) {
 		end.buf-- // the separator before statement j

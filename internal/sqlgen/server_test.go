@@ -219,6 +219,31 @@ func (a *applier) flush(ctx context.Context) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	// First as compound statements that check their counts in the target
+	// (Batch.Compound), rolled back: every statement's ROW_COUNT() must be
+	// its Expect, as the counts of the multi-statement run below must.
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < a.batch.Len(); {
+		var q string
+		var args []any
+		q, args, i = a.batch.Compound(i, 0)
+		named := make([]driver.NamedValue, len(args))
+		for j, v := range args {
+			named[j] = driver.NamedValue{Ordinal: j + 1, Value: v}
+		}
+		if err := conn.Raw(func(dc any) error {
+			_, err := dc.(driver.ExecerContext).ExecContext(ctx, q, named)
+			return err
+		}); err != nil {
+			t.Errorf("compound statement failed: %v\n%s", a.batch.CompoundError(err), abbreviate(q))
+			break
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 		t.Fatal(err)
 	}
