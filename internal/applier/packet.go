@@ -50,7 +50,9 @@ func (w *worker) runBatch(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch, 
 			}
 			return nil, err
 		}
-		affected = append(affected, a...)
+		if !w.compound {
+			affected = append(affected, a...)
+		}
 		i = next
 	}
 	if w.compound {
