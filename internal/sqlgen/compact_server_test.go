@@ -209,23 +209,10 @@ func runChecked(ctx context.Context, conn *sql.Conn, b *Batch, compound bool) er
 		}
 		return err
 	}
-	var err error
-	for i := 0; i < b.Len() && err == nil; {
-		var q string
-		var args []any
-		q, args, i = b.Compound(i, 0)
-		named := make([]driver.NamedValue, len(args))
-		for j, a := range args {
-			named[j] = driver.NamedValue{Ordinal: j + 1, Value: a}
-		}
-		err = conn.Raw(func(dc any) error {
-			_, err := dc.(driver.ExecerContext).ExecContext(ctx, q, named)
-			return err
-		})
-	}
+	_, err := execCompound(ctx, conn, b)
 	end := "COMMIT"
 	if err != nil {
-		err, end = b.CompoundError(err), "ROLLBACK"
+		end = "ROLLBACK"
 	}
 	if _, cerr := conn.ExecContext(ctx, end); cerr != nil && err == nil {
 		err = cerr
@@ -549,4 +536,25 @@ func (g *compactGen) around(table, k string, es ...compactEvent) [][]compactEven
 		work = slices.Insert(work, mid+i, []compactEvent{e})
 	}
 	return work
+}
+
+// execCompound runs b as the compound statements of Batch.Compound, in
+// order, until one fails: it returns that one's text and its error, a
+// *RowCountError when a count differs.
+func execCompound(ctx context.Context, conn *sql.Conn, b *Batch) (string, error) {
+	for i := 0; i < b.Len(); {
+		q, args, next := b.Compound(i, 0)
+		named := make([]driver.NamedValue, len(args))
+		for j, a := range args {
+			named[j] = driver.NamedValue{Ordinal: j + 1, Value: a}
+		}
+		if err := conn.Raw(func(dc any) error {
+			_, err := dc.(driver.ExecerContext).ExecContext(ctx, q, named)
+			return err
+		}); err != nil {
+			return q, b.CompoundError(err)
+		}
+		i = next
+	}
+	return "", nil
 }

@@ -225,21 +225,8 @@ func (a *applier) flush(ctx context.Context) {
 	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < a.batch.Len(); {
-		var q string
-		var args []any
-		q, args, i = a.batch.Compound(i, 0)
-		named := make([]driver.NamedValue, len(args))
-		for j, v := range args {
-			named[j] = driver.NamedValue{Ordinal: j + 1, Value: v}
-		}
-		if err := conn.Raw(func(dc any) error {
-			_, err := dc.(driver.ExecerContext).ExecContext(ctx, q, named)
-			return err
-		}); err != nil {
-			t.Errorf("compound statement failed: %v\n%s", a.batch.CompoundError(err), abbreviate(q))
-			break
-		}
+	if q, err := execCompound(ctx, conn, &a.batch); err != nil {
+		t.Errorf("compound statement failed: %v\n%s", err, abbreviate(q))
 	}
 	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
 		t.Fatal(err)
