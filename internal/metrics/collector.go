@@ -46,7 +46,7 @@ var Metrics = []metric{
 	{"paraply_applied_transactions_total", "Transactions committed on the target.", nil},
 	{"paraply_skipped_transactions_total", "Transactions skipped because the target already had them.", nil},
 	{"paraply_target_transactions_total", "Target transactions (batches) committed.", nil},
-	{"paraply_coordinator_waits_total", "Times the coordinator could not hand out work, by reason: dependency, workers_busy, queue_full, commit_order (workers' turn waits), source (everything handed out: waiting for the source, not a problem).", []string{"reason"}},
+	{"paraply_coordinator_waits_total", "Times the coordinator could not hand out work, by reason: dependency, barrier (a dependency wait a DDL or keyless table explains), workers_busy, queue_full, commit_order (workers' turn waits), source (everything handed out: waiting for the source, not a problem).", []string{"reason"}},
 	{"paraply_coordinator_wait_seconds_total", "Time the coordinator could not hand out work, by reason (see paraply_coordinator_waits_total).", []string{"reason"}},
 	{"paraply_lag_seconds", "Seconds since the source committed the oldest transaction not yet applied, dated as paraply_lag_method says.", nil},
 	{"paraply_lag_method", "1 for the method that dates paraply_lag_seconds: receive-time (arrival, or the source's second through its clock offset) or heartbeat (--heartbeat-table).", []string{"method"}},
@@ -135,6 +135,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		secs   float64
 	}{
 		{"dependency", s.DepWaits, s.DepWaitTime.Seconds()},
+		{"barrier", s.BarrierWaits, s.BarrierWaitTime.Seconds()},
 		{"workers_busy", s.BusyWaits, s.BusyWaitTime.Seconds()},
 		{"queue_full", s.FullWaits, s.FullWaitTime.Seconds()},
 		{"source", s.SourceWaits, s.SourceWaitTime.Seconds()},

@@ -172,6 +172,25 @@ func (c *core) head() uint64 {
 	}
 }
 
+// headAtBarrier says whether the head waits because of a barrier rather
+// than for an earlier writer of its rows: the head itself was serialized
+// beyond its rows (DDL waits for everything before it, a keyless write
+// for every writer of its table, ...), or the newest predecessor it waits
+// for, still uncommitted, was. Operators are told about hot rows only for
+// waits this does not explain.
+func (c *core) headAtBarrier() bool {
+	h := c.head()
+	if h == 0 {
+		return false
+	}
+	e := c.entry(h)
+	if e.deps.Cause != deptrack.CauseNone {
+		return true
+	}
+	p := c.entry(e.deps.LastCommitted())
+	return p != nil && p.deps.Cause != deptrack.CauseNone
+}
+
 // next forms the next Work: the lowest ready transaction, extended with
 // following ones up to maxTxns and maxBytes. With onlyHead it forms work
 // only if that transaction is the head. It returns nil when nothing is

@@ -100,20 +100,25 @@ type Progress struct {
 // Stats are the coordinator's counters, in the spirit of MySQL's
 // "Multi-threaded replica statistics": what it assigned, and why it waited.
 type Stats struct {
-	Assigned      int64 // transactions handed to workers
-	Works         int64 // target transactions (batches)
-	Skipped       int64 // transactions the target already had
-	DepWaits      int64 // times a worker was free but the next transaction waited for a predecessor (dependency waits)
-	DepWaitTime   time.Duration
-	BusyWaits     int64 // times something was ready but every worker was busy
-	BusyWaitTime  time.Duration
-	FullWaits     int64 // times the window was full
-	FullWaitTime  time.Duration
-	Committed     int64
-	Pending       int // in the window
-	Ready         int
-	LowWaterMark  uint64
-	LastCommitted time.Time
+	Assigned    int64 // transactions handed to workers
+	Works       int64 // target transactions (batches)
+	Skipped     int64 // transactions the target already had
+	DepWaits    int64 // times a worker was free but the next transaction waited for a predecessor (dependency waits)
+	DepWaitTime time.Duration
+	// BarrierWaits are dependency waits that a barrier explains (DDL,
+	// keyless tables, ...: core.headAtBarrier), counted apart from
+	// DepWaits so that they are not taken for hot rows.
+	BarrierWaits    int64
+	BarrierWaitTime time.Duration
+	BusyWaits       int64 // times something was ready but every worker was busy
+	BusyWaitTime    time.Duration
+	FullWaits       int64 // times the window was full
+	FullWaitTime    time.Duration
+	Committed       int64
+	Pending         int // in the window
+	Ready           int
+	LowWaterMark    uint64
+	LastCommitted   time.Time
 	// OldestPending is the source commit time (µs since the epoch) of the
 	// oldest transaction admitted and not yet committed; 0 when none.
 	OldestPending int64
@@ -242,7 +247,11 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work []chan 
 			c.core.undo(next)
 			next = c.form(free)
 		}
-		c.account(&waitSince, &waitKind, classifyWait(next != nil, free, holding, c.core.head() != 0, c.core.full()))
+		k := classifyWait(next != nil, free, holding, c.core.head() != 0, c.core.full())
+		if k == waitDep && c.core.headAtBarrier() {
+			k = waitBarrier
+		}
+		c.account(&waitSince, &waitKind, k)
 		var out chan<- *applier.Work
 		if next != nil && free > 0 {
 			out = work[idle[len(idle)-1]]
@@ -353,6 +362,8 @@ func (c *Coordinator) account(since *time.Time, kind *waitKind, k waitKind) {
 	switch k {
 	case waitDep:
 		c.stats.DepWaits++
+	case waitBarrier:
+		c.stats.BarrierWaits++
 	case waitBusy:
 		c.stats.BusyWaits++
 	case waitFull:
@@ -379,6 +390,8 @@ func (c *Coordinator) flushWait(since *time.Time, kind waitKind, now time.Time) 
 	switch kind {
 	case waitDep:
 		c.stats.DepWaitTime += d
+	case waitBarrier:
+		c.stats.BarrierWaitTime += d
 	case waitBusy:
 		c.stats.BusyWaitTime += d
 	case waitFull:

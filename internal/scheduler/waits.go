@@ -13,6 +13,10 @@ const (
 	// next admitted transaction not yet handed out cannot go because a
 	// predecessor it depends on has not committed.
 	waitDep
+	// waitBarrier is a waitDep whose head waits because of a barrier (a
+	// DDL, a keyless table's writers, ...) rather than for an earlier
+	// writer of its rows (core.headAtBarrier).
+	waitBarrier
 	// waitBusy is "waited when workers occupied": work is ready and every
 	// worker has some.
 	waitBusy

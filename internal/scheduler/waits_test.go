@@ -159,3 +159,28 @@ func TestChainIsADependencyWait(t *testing.T) {
 		t.Errorf("busy waits %d: a chain never has work ready for a busy pool", s.BusyWaits)
 	}
 }
+
+// TestBarrierIsNotARowWait: DDL alternates with writes that follow it, so
+// every wait is for a DDL in flight (the DDL itself waiting for everything
+// before it, or a write waiting for the DDL before it): the coordinator
+// counts barrier waits, and no dependency wait that the status page would
+// take for hot rows (CI saw a CREATE TABLE's wait diagnosed as hot rows).
+func TestBarrierIsNotARowWait(t *testing.T) {
+	const n = 40
+	hold := 3 * time.Millisecond
+	s := simulate(t, Config{Workers: 4, PreserveOrder: true, BatchTxns: 1}, hold, func(in chan<- *Prepared) {
+		for i := uint64(1); i <= n; i++ {
+			d := deptrack.Deps{Wait: i - 1}
+			if i%2 == 1 {
+				d.Cause = deptrack.CauseDDL
+			}
+			in <- prepared(i, d)
+		}
+	})
+	if s.DepWaits != 0 || s.DepWaitTime != 0 {
+		t.Errorf("dependency waits %d (%v) behind DDL only", s.DepWaits, s.DepWaitTime)
+	}
+	if s.BarrierWaitTime < n*hold/2 {
+		t.Errorf("barrier wait time %v (%d waits), want most of the chain's %v", s.BarrierWaitTime, s.BarrierWaits, n*hold)
+	}
+}

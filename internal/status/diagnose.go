@@ -82,6 +82,10 @@ func Diagnose(st replicate.Status, iv Interval, hot []Count) []Finding {
 			"Applying is the bottleneck (see above); --relay-max-bytes only buys time.")
 	}
 	if f, ok := barriers(st, iv); ok {
+		if behind && iv.Waits["barrier"].Seconds >= 0.4*iv.Seconds {
+			// Not news of the past: waiting for them is why it is behind.
+			f.Severity = "warn"
+		}
 		out = append(out, f)
 	}
 	if behind && !hasWarning(out) {
@@ -141,6 +145,7 @@ func lagging(iv Interval) Finding {
 	var spent []string
 	for _, k := range []struct{ key, what string }{
 		{"source", "waiting for transactions to arrive"}, {"dependency", "waiting on dependencies"},
+		{"barrier", "waiting at barriers"},
 		{"workers_busy", "with every worker busy"}, {"queue_full", "with the window full"},
 	} {
 		if s := iv.Waits[k.key].Seconds; s > 0.05*iv.Seconds {

@@ -31,6 +31,8 @@ type Sample struct {
 	DepWaitSecs, BusyWaitSecs, FullWaitSecs float64
 	SourceWaits                             int64   `json:"source_waits"`
 	SourceWaitSecs                          float64 `json:"source_wait_seconds"`
+	BarrierWaits                            int64   `json:"barrier_waits"`
+	BarrierWaitSecs                         float64 `json:"barrier_wait_seconds"`
 	// Workers' cumulative time (summed over workers).
 	ExecSecs, TurnSecs, CommitSecs float64
 	TurnWaits, Retries             int64
@@ -59,6 +61,7 @@ func takeSample(st replicate.Status, ws []metrics.WorkerStats) Sample {
 		DepWaitSecs: st.Scheduler.DepWaitTime.Seconds(), BusyWaitSecs: st.Scheduler.BusyWaitTime.Seconds(),
 		FullWaitSecs: st.Scheduler.FullWaitTime.Seconds(),
 		SourceWaits:  st.Scheduler.SourceWaits, SourceWaitSecs: st.Scheduler.SourceWaitTime.Seconds(),
+		BarrierWaits: st.Scheduler.BarrierWaits, BarrierWaitSecs: st.Scheduler.BarrierWaitTime.Seconds(),
 		Heartbeats: st.Heartbeats,
 	}
 	for i, c := range serializing {
@@ -142,6 +145,7 @@ func between(a, b Sample, n int) Interval {
 	}
 	iv.Waits = map[string]Wait{
 		"dependency":   {b.DepWaits - a.DepWaits, b.DepWaitSecs - a.DepWaitSecs},
+		"barrier":      {b.BarrierWaits - a.BarrierWaits, b.BarrierWaitSecs - a.BarrierWaitSecs},
 		"workers_busy": {b.BusyWaits - a.BusyWaits, b.BusyWaitSecs - a.BusyWaitSecs},
 		"queue_full":   {b.FullWaits - a.FullWaits, b.FullWaitSecs - a.FullWaitSecs},
 		"commit_order": {b.TurnWaits - a.TurnWaits, b.TurnSecs - a.TurnSecs},

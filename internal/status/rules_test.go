@@ -103,6 +103,16 @@ func TestRules(t *testing.T) {
 			iv.Serialized = map[string]int64{"ddl": 2}
 			st.Dependencies.BarrierTables = map[string]map[string]bool{"ddl": {"`d`.`t`": true}}
 		}, []string{"ok:keeping_up", "info:barriers"}, nil},
+		{"barriers warns, and hot rows is silent, when waits at barriers keep the replica behind", func(st *replicate.Status, iv *Interval) {
+			behindBy(st, iv, 2)
+			iv.Serialized = map[string]int64{"ddl": 3}
+			iv.Waits["barrier"] = Wait{3, 6}
+		}, []string{"warn:barriers"}, []string{"warn:hot_rows", "warn:lagging", "info:barriers"}},
+		{"barriers stays informative when its waits are short", func(st *replicate.Status, iv *Interval) {
+			behindBy(st, iv, 2)
+			iv.Serialized = map[string]int64{"ddl": 3}
+			iv.Waits["barrier"] = Wait{3, 1}
+		}, []string{"info:barriers"}, []string{"warn:barriers"}},
 		{"barriers is silent for DDL before the interval", func(st *replicate.Status, iv *Interval) {
 			st.Dependencies.Tracker.Causes[1] = 16 // sysbench prepare's CREATE TABLEs, long ago
 		}, nil, []string{"info:barriers"}},

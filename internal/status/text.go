@@ -44,6 +44,7 @@ func WriteText(w io.Writer, r Report) error {
 	fmt.Fprintf(tw, "  events assigned\t%d\t(%.0f/s applied, %.0f/s received, %.1f per target transaction)\n", iv.Assigned, iv.AppliedRate, iv.ReceivedRate, iv.AvgBatch)
 	for _, k := range []struct{ key, label string }{
 		{"dependency", "waited at dependencies (clock conflicts)"},
+		{"barrier", "waited at barriers (DDL, keyless tables)"},
 		{"workers_busy", "waited when workers occupied"},
 		{"queue_full", "waited due to a full queue (window)"},
 		{"commit_order", "workers waited for commit order"},
