@@ -90,6 +90,11 @@ func (w *Work) done(seq *Sequencer) {
 	}
 }
 
+// Last is the work's newest transaction (its transactions are in stream
+// order). The target records the work as applied under its GTID: the key
+// of the work's row in paraply.applied (checkpoint.AppliedSQL).
+func (w *Work) Last() *Txn { return w.Txns[len(w.Txns)-1] }
+
 // GTIDs lists the GTIDs the work applies.
 func (w *Work) GTIDs() []string {
 	out := make([]string, 0, len(w.Txns))
@@ -98,4 +103,16 @@ func (w *Work) GTIDs() []string {
 		out = append(out, t.Also...)
 	}
 	return out
+}
+
+// others lists the GTIDs the work applies besides its key (Last's GTID),
+// in stream order.
+func (w *Work) others() []string {
+	last := w.Last()
+	out := make([]string, 0, len(w.Txns)-1+len(last.Also))
+	for _, t := range w.Txns[:len(w.Txns)-1] {
+		out = append(out, t.GTID)
+		out = append(out, t.Also...)
+	}
+	return append(out, last.Also...)
 }

@@ -512,7 +512,7 @@ func (w *worker) build(work *Work, compact bool) error {
 // that record work's GTIDs as applied and forget the markers of DDL
 // statements that ran before its rows (see worker.ddl).
 func bookkeeping(work *Work, exec func(q string, args ...any)) {
-	q, args := checkpoint.AppliedSQL(work.GTIDs())
+	q, args := checkpoint.AppliedSQL(work.Last().GTID, work.others())
 	exec(q, args...)
 	for _, t := range work.Txns {
 		if t.DDL != nil && t.Txn.HasRows() {

@@ -18,8 +18,8 @@ import (
 // TestCommitOrderOnTarget checks paraply's default guarantee: transactions
 // commit on the target in source order, though several workers apply them
 // at once. The target runs with a binlog, which lists its commits in the
-// order they happened; every paraply transaction inserts the source GTIDs
-// it applies into paraply.applied, so mariadb-binlog -v shows, commit by
+// order they happened; every paraply transaction records the source GTIDs
+// it applies in paraply.applied, so mariadb-binlog -v shows, commit by
 // commit, which source transactions each target commit held.
 //
 // To give a reordering a real chance, the test holds a row lock on the
@@ -160,12 +160,14 @@ var (
 	gtidLine    = regexp.MustCompile(`\sGTID \d+-\d+-\d+`)
 	rowsLine    = regexp.MustCompile("^### (INSERT INTO|UPDATE|DELETE FROM) `([^`]*)`\\.`([^`]*)`")
 	appliedGTID = regexp.MustCompile(`^###\s+@1='\d+-\d+-(\d+)'`)
+	// The row's other GTIDs (a batch), comma-separated.
+	appliedOthers = regexp.MustCompile(`^###\s+@3='([-\d,]+)'`)
 )
 
 // targetCommits reads the target's binlog with mariadb-binlog, in commit
 // order, and returns for each of its transactions the sequence numbers of
-// the source GTIDs it inserted into paraply.applied (none for the target's
-// other transactions).
+// the source GTIDs it inserted into paraply.applied, as keys or in a row's
+// list of others (none for the target's other transactions).
 func targetCommits(t *testing.T, tgt *sandbox.Server) [][]uint64 {
 	t.Helper()
 	files, err := tgt.BinlogFiles(t.Context())
@@ -190,9 +192,18 @@ func targetCommits(t *testing.T, tgt *sandbox.Server) [][]uint64 {
 			inApplied = m[1] == "INSERT INTO" && m[2] == "paraply" && m[3] == "applied"
 			continue
 		}
-		if m := appliedGTID.FindStringSubmatch(line); m != nil && inApplied && len(commits) > 0 {
+		if !inApplied || len(commits) == 0 {
+			continue
+		}
+		if m := appliedGTID.FindStringSubmatch(line); m != nil {
 			seq, _ := strconv.ParseUint(m[1], 10, 64)
 			commits[len(commits)-1] = append(commits[len(commits)-1], seq)
+		}
+		if m := appliedOthers.FindStringSubmatch(line); m != nil {
+			for g := range strings.SplitSeq(m[1], ",") {
+				seq, _ := strconv.ParseUint(g[strings.LastIndexByte(g, '-')+1:], 10, 64)
+				commits[len(commits)-1] = append(commits[len(commits)-1], seq)
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -84,8 +84,8 @@ func (c Config) withDefaults() Config {
 
 // Progress is the low-water mark to save: every transaction up to
 // RelayIndex has committed; Position is the source position after it;
-// Covered are the GTIDs committed since the previous Progress (their
-// checkpoint rows can go).
+// Covered are the keys of the checkpoint rows (in paraply.applied) that
+// the mark passed since the previous Progress: those rows can go.
 type Progress struct {
 	RelayIndex uint64
 	Position   string
@@ -136,7 +136,8 @@ type Stats struct {
 	HotTables map[string]int64
 }
 
-// seqGTID is a GTID of a committed transaction, by its sequence number: a
+// seqGTID is the key of a checkpoint row, by the sequence number of its
+// transaction (the newest of its work, or one skipped after a restart): a
 // slice of them, appended to at each commit, costs no allocation per
 // transaction as a map of slices did.
 type seqGTID struct {
@@ -422,6 +423,8 @@ func (c *Coordinator) admit(p *Prepared) {
 		c.stats.Skipped++
 		c.core.commit(seq, seq)
 		c.seq.Done(seq, seq)
+		// Applied before a restart: its GTID is its row's key if it was
+		// the newest of its work (deleting it otherwise deletes nothing).
 		c.gtids = append(c.gtids, seqGTID{seq, p.Txn.GTID})
 		delete(c.holds, c.releases[seq])
 	default:
@@ -430,13 +433,15 @@ func (c *Coordinator) admit(p *Prepared) {
 	}
 }
 
+// committed records that the transactions of a work, txns, committed. The
+// work's row in paraply.applied is keyed by its newest transaction's GTID
+// (applier.Work.Last), and compaction may delete it once the low-water
+// mark has passed that transaction.
 func (c *Coordinator) committed(txns []*applier.Txn) {
+	last := txns[len(txns)-1]
+	c.gtids = append(c.gtids, seqGTID{last.Seq, last.GTID})
 	for _, t := range txns {
 		c.core.commit(t.Seq, t.Seq)
-		c.gtids = append(c.gtids, seqGTID{t.Seq, t.GTID})
-		for _, g := range t.Also {
-			c.gtids = append(c.gtids, seqGTID{t.Seq, g})
-		}
 		delete(c.holds, c.releases[t.Seq])
 		delete(c.releases, t.Seq)
 		delete(c.admitted, t.Seq)
