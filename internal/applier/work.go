@@ -95,21 +95,14 @@ func (w *Work) done(seq *Sequencer) {
 // of the work's row in paraply.applied (checkpoint.AppliedSQL).
 func (w *Work) Last() *Txn { return w.Txns[len(w.Txns)-1] }
 
-// GTIDs lists the GTIDs the work applies.
-func (w *Work) GTIDs() []string {
-	out := make([]string, 0, len(w.Txns))
-	for _, t := range w.Txns {
-		out = append(out, t.GTID)
-		out = append(out, t.Also...)
-	}
-	return out
-}
+// GTIDs lists the GTIDs the work applies: its others, then its key.
+func (w *Work) GTIDs() []string { return append(w.others(), w.Last().GTID) }
 
 // others lists the GTIDs the work applies besides its key (Last's GTID),
 // in stream order.
 func (w *Work) others() []string {
 	last := w.Last()
-	out := make([]string, 0, len(w.Txns)-1+len(last.Also))
+	out := make([]string, 0, len(w.Txns)+len(last.Also))
 	for _, t := range w.Txns[:len(w.Txns)-1] {
 		out = append(out, t.GTID)
 		out = append(out, t.Also...)

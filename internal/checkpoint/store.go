@@ -207,7 +207,7 @@ func (s *Store) Load(ctx context.Context) (*State, error) {
 }
 
 // scanApplied calls found for every GTID of the rows of paraply.applied
-// that query (a WHERE clause, or "" for all) selects with args.
+// that where (a WHERE clause with args, or "" for all rows) selects.
 func (s *Store) scanApplied(ctx context.Context, where string, args []any, found func(gtid string)) error {
 	rows, err := s.db.QueryContext(ctx, "SELECT `gtid`, `others` FROM `paraply`.`applied` "+where, args...)
 	if err != nil {
