@@ -247,3 +247,38 @@ func TestMarkdownAndChart(t *testing.T) {
 		t.Errorf("chart lacks the paraply bar:\n%s", svg)
 	}
 }
+
+// TestOffBecause: a prediction that disagrees is explained only by what
+// the run measured, and only when that accounts for the measured speedup.
+func TestOffBecause(t *testing.T) {
+	base := &Measurement{Transactions: 40000, ServerCPU: 2.4, ParaplyCPU: 0.8} // 0.08 ms per transaction
+	for _, c := range []struct {
+		name       string
+		r          Measurement
+		wantPrefix string // "" when nothing explains it
+	}{
+		{"slower, and CPU per transaction rose as much", Measurement{Transactions: 40000, ServerCPU: 3.4, ParaplyCPU: 1.0,
+			Apply: Apply{Kind: Paraply, Threads: 8}, PredictedSpeedup: 1, MeasuredSpeedup: 0.7}, "CPU per transaction +38% over one worker's (8 sessions"},
+		{"slower, CPU per transaction rose too little", Measurement{Transactions: 40000, ServerCPU: 2.6, ParaplyCPU: 0.8,
+			Apply: Apply{Kind: Paraply, Threads: 8}, PredictedSpeedup: 1, MeasuredSpeedup: 0.7}, ""},
+		{"slower, CPU per transaction fell", Measurement{Transactions: 40000, ServerCPU: 2, ParaplyCPU: 0.8,
+			Apply: Apply{Kind: Paraply, Threads: 8}, PredictedSpeedup: 1, MeasuredSpeedup: 0.7}, ""},
+		{"faster, unordered, commits overlapping", Measurement{Transactions: 40000, ServerCPU: 2.4, ParaplyCPU: 0.8,
+			Apply: Apply{Kind: Paraply, Threads: 8, Unordered: true}, PredictedSpeedup: 1, MeasuredSpeedup: 1.4,
+			Sessions: []SessionState{{"Sleep", 5}, {"Query: Commit", 3.3}}}, "unordered commits overlap their fsyncs (3.3 sessions"},
+		{"faster, unordered, hardly a session in Commit", Measurement{Transactions: 40000, ServerCPU: 2.4, ParaplyCPU: 0.8,
+			Apply: Apply{Kind: Paraply, Threads: 8, Unordered: true}, PredictedSpeedup: 1, MeasuredSpeedup: 1.4,
+			Sessions: []SessionState{{"Sleep", 7}, {"Query: Commit", 0.5}}}, ""},
+		{"faster, ordered", Measurement{Transactions: 40000, ServerCPU: 2.4, ParaplyCPU: 0.8,
+			Apply: Apply{Kind: Paraply, Threads: 8}, PredictedSpeedup: 1, MeasuredSpeedup: 1.4,
+			Sessions: []SessionState{{"Query: Commit", 3.3}}}, ""},
+	} {
+		got := offBecause(&c.r, base)
+		if c.wantPrefix == "" && got != "" || !strings.HasPrefix(got, c.wantPrefix) {
+			t.Errorf("%s: %q, want it to start with %q", c.name, got, c.wantPrefix)
+		}
+	}
+	if got := offBecause(&Measurement{Transactions: 1, PredictedSpeedup: 1, MeasuredSpeedup: 0.5}, nil); got != "" {
+		t.Errorf("no base run: %q, want nothing", got)
+	}
+}

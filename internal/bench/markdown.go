@@ -165,6 +165,9 @@ func (b *Backlog) writeTable(sb *strings.Builder) {
 		flag := ""
 		if r.Disagrees {
 			flag = fmt.Sprintf("prediction off by %+.0f%%", 100*(r.MeasuredSpeedup/r.PredictedSpeedup-1))
+			if r.OffBecause != "" {
+				flag += ": " + r.OffBecause
+			}
 		}
 		fmt.Fprintf(sb, "| %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label, r.Seconds, tps(r.TPS),
 			times(r.VsNativeSingle), times(r.VsBestNative), times(r.VsCeiling),
@@ -196,7 +199,11 @@ const notes = `
   per core). Measured speedup:
   the run's tps over the tps of paraply with 1 worker and --dependency serial with the same batching (or, when
   that was not run, 1 worker in another mode with the same batching: one worker applies serially). They are
-  flagged when they differ by more than 20% of the prediction.
+  flagged when they differ by more than 20% of the prediction, with the reason when the run's own measurements
+  account for it: slower than predicted, the CPU per transaction risen over one worker's (the model prices a
+  transaction the same however many sessions contend for the target's cores), when the prediction scaled by
+  that rise is within 20%; faster without commit order, more than one session waiting in Commit on average (the
+  model caps the speedup at the target's CPU capacity; fsync waits use none, and unordered commits overlap them).
 - CPU ms/txn: CPU time of the applying mariadbd plus the paraply process during the run, per transaction (for the
   ceiling, of the target alone; sysbench's own CPU is not counted). Lock waits: the average number of InnoDB
   transactions waiting for a row lock on the applying server, sampled every 200 ms. results.json has the

@@ -2,11 +2,13 @@ package bench
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Results is everything one benchmark measured; its JSON form is
@@ -128,6 +130,10 @@ type Measurement struct {
 	PredictedSpeedup float64 `json:"predicted_speedup,omitempty"`
 	MeasuredSpeedup  float64 `json:"measured_speedup,omitempty"`
 	Disagrees        bool    `json:"prediction_disagrees,omitempty"`
+	// OffBecause is what the run's own measurements say about a
+	// prediction that Disagrees (offBecause); "" when they explain
+	// nothing.
+	OffBecause string `json:"prediction_off_because,omitempty"`
 }
 
 // Tolerance is how far a measured speedup may be from the predicted one,
@@ -242,7 +248,7 @@ func (b *Backlog) compute() {
 	b.PITRRatio = ratio(b.PITRApplyTPS, b.PITRBinlogTPS)
 	for _, r := range b.Runs {
 		r.VsNativeSingle, r.VsBestNative, r.VsCeiling = 0, 0, 0
-		r.PredictedSpeedup, r.MeasuredSpeedup, r.Disagrees = 0, 0, false
+		r.PredictedSpeedup, r.MeasuredSpeedup, r.Disagrees, r.OffBecause = 0, 0, false, ""
 		if !r.ok() {
 			continue
 		}
@@ -253,13 +259,63 @@ func (b *Backlog) compute() {
 			continue
 		}
 		r.PredictedSpeedup = b.predicted(r.Apply)
-		if base := b.baseRun(r.Apply); base != nil {
+		base := b.baseRun(r.Apply)
+		if base != nil {
 			r.MeasuredSpeedup = round(r.TPS/base.TPS, 2)
 		}
 		if r.PredictedSpeedup > 0 && r.MeasuredSpeedup > 0 {
 			r.Disagrees = math.Abs(r.MeasuredSpeedup/r.PredictedSpeedup-1) > Tolerance
 		}
+		if r.Disagrees {
+			r.OffBecause = offBecause(r, base)
+		}
 	}
+}
+
+// offBecause names, from the measurements of run r and of its one-worker
+// base run, the cost that the analyzer's model leaves out and that
+// accounts for r's measured speedup within Tolerance; "" if neither does.
+//
+//   - Slower than predicted: the model prices a transaction the same
+//     however many sessions apply at once, but on a small target their
+//     contention raises the CPU each transaction costs (target, paraply
+//     and client together). If the prediction scaled by the one worker's
+//     CPU per transaction over r's matches, that is the reason.
+//   - Faster than predicted without commit order: the model caps the
+//     speedup at the target's CPU capacity, but sessions waiting in
+//     Commit (for the log's fsync) use no CPU, and unordered workers
+//     overlap those waits. More than one session in Commit on average is
+//     the reason.
+func offBecause(r, base *Measurement) string {
+	if base == nil || r.Transactions <= 0 || base.Transactions <= 0 {
+		return ""
+	}
+	if r.MeasuredSpeedup < r.PredictedSpeedup {
+		cpu := (r.ServerCPU + r.ParaplyCPU + r.ClientCPU) / float64(r.Transactions)
+		cpu1 := (base.ServerCPU + base.ParaplyCPU + base.ClientCPU) / float64(base.Transactions)
+		if cpu <= cpu1 || cpu1 <= 0 {
+			return ""
+		}
+		scaled := r.PredictedSpeedup * cpu1 / cpu
+		if math.Abs(r.MeasuredSpeedup/scaled-1) > Tolerance {
+			return ""
+		}
+		return fmt.Sprintf("CPU per transaction %+.0f%% over one worker's (%d sessions contend for the target's cores); the prediction scaled by it, %.2fx, is within %.0f%%",
+			100*(cpu/cpu1-1), r.Apply.Threads, scaled, 100*Tolerance)
+	}
+	if !r.Apply.Unordered {
+		return ""
+	}
+	committing := 0.0
+	for _, s := range r.Sessions {
+		if strings.HasSuffix(s.State, ": Commit") {
+			committing += s.Sessions
+		}
+	}
+	if committing <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("unordered commits overlap their fsyncs (%.1f sessions in Commit on average), which the model's CPU capacity does not count", committing)
 }
 
 func ratio(a, b float64) float64 {
