@@ -300,8 +300,12 @@ func offBecause(r, base *Measurement) string {
 		if math.Abs(r.MeasuredSpeedup/scaled-1) > Tolerance {
 			return ""
 		}
-		return fmt.Sprintf("CPU per transaction %+.0f%% over one worker's (%d sessions contend for the target's cores); the prediction scaled by it, %.2fx, is within %.0f%%",
-			100*(cpu/cpu1-1), r.Apply.Threads, scaled, 100*Tolerance)
+		sessions := "its sessions" // --workers auto: as many as it chose
+		if r.Apply.Threads > 0 {
+			sessions = fmt.Sprintf("%d sessions", r.Apply.Threads)
+		}
+		return fmt.Sprintf("CPU per transaction %+.0f%% over one worker's (%s contend for the target's cores); the prediction scaled by it, %.2fx, is within %.0f%%",
+			100*(cpu/cpu1-1), sessions, scaled, 100*Tolerance)
 	}
 	if !r.Apply.Unordered {
 		return ""
