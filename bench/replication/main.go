@@ -45,6 +45,8 @@ func run() int {
 	tableSize := flag.Int("table-size", 0, "rows per table (default 100000; quick: 10000)")
 	out := flag.String("out", "", "output directory (default bench/results/DATE, or DATE-quick)")
 	paraply := flag.String("paraply", def.Paraply, "paraply binary")
+	paraplyB := flag.String("paraply-b", "", "a second paraply binary, run by the configurations named ...@b (e.g. paraply-auto-writeset@b), to compare two builds in one run")
+	rounds := flag.Int("rounds", 1, "run each backlog's configurations this many times, round after round; the tables use each configuration's median run")
 	timeout := flag.Duration("run-timeout", def.RunTimeout, "a run taking longer is recorded as failed")
 	verify := flag.String("verify", def.Verify, "runs checked with paraply verify: first, all or none")
 	bufferPool := flag.Int("buffer-pool-mb", def.BufferPoolMB, "innodb_buffer_pool_size of every server, MiB (at most 256)")
@@ -64,7 +66,8 @@ func run() int {
 		for _, a := range def.Applies {
 			fmt.Printf("  %-32s %s\n", a.Name(), a.Label())
 		}
-		fmt.Println("other forms: native-<threads>-<mode>, paraply-<workers>-<mode>[-nobatch|-batch<N>][-unordered], ceiling-<clients>")
+		fmt.Println("other forms: native-<threads>-<mode>, paraply-<workers>-<mode>[-nobatch|-batch<N>][-unordered], ceiling-<clients>;")
+		fmt.Println("  a paraply or apply configuration followed by @b runs the -paraply-b binary")
 		return 0
 	}
 	err := func() error {
@@ -106,6 +109,7 @@ func run() int {
 	}
 	cfg.Paraply, cfg.RunTimeout, cfg.Verify, cfg.BufferPoolMB = *paraply, *timeout, *verify, *bufferPool
 	cfg.Warm, cfg.BaseDir, cfg.Profile = !*noWarm, *baseDir, *profile
+	cfg.ParaplyB, cfg.Rounds = *paraplyB, *rounds
 	cfg.OutDir = *out
 	if cfg.OutDir == "" {
 		cfg.OutDir = defaultOutDir(quick)

@@ -63,6 +63,8 @@ var (
 //	ceiling-32                        ... with 32 clients
 //	mariadb-binlog                    mariadb-binlog FILES | mariadb (point-in-time recovery)
 //	apply-16                          paraply apply --workers 16 FILES
+//	paraply-auto-writeset@b           a paraply or apply configuration run with the second
+//	                                  binary (Config.ParaplyB), to compare two builds
 type Apply struct {
 	Kind Kind `json:"kind"`
 	// Threads is slave_parallel_threads (native, 0 = the single-threaded
@@ -85,10 +87,20 @@ type Apply struct {
 	// Receive times the native replica from START SLAVE with an empty
 	// relay log, receiving included, as paraply's time always is.
 	Receive bool `json:"receive,omitempty"`
+	// B runs the configuration with the second paraply binary
+	// (Config.ParaplyB): paraply and apply configurations only.
+	B bool `json:"b,omitempty"`
 }
+
+// bSuffix marks, in a configuration's name, a run of the second binary.
+const bSuffix = "@b"
 
 // Name returns the configuration's name in the syntax ParseApply reads.
 func (a Apply) Name() string {
+	if a.B {
+		a.B = false
+		return a.Name() + bSuffix
+	}
 	switch a.Kind {
 	case Native:
 		s := fmt.Sprintf("native-%d-%s", a.Threads, a.Mode)
@@ -131,6 +143,10 @@ func (a Apply) Name() string {
 
 // Label is the configuration in words, for progress lines and tables.
 func (a Apply) Label() string {
+	if a.B {
+		a.B = false
+		return a.Label() + " (binary B)"
+	}
 	switch a.Kind {
 	case Native:
 		s := fmt.Sprintf("native %d %s", a.Threads, a.Mode)
@@ -183,6 +199,14 @@ func ParseApply(name string) (Apply, error) {
 	}
 	if Kind(name) == MariadbBinlog {
 		return Apply{Kind: MariadbBinlog}, nil
+	}
+	if n, ok := strings.CutSuffix(name, bSuffix); ok {
+		a, err := ParseApply(n)
+		if err == nil && a.Kind != Paraply && a.Kind != ParaplyApply {
+			return bad("only paraply and apply configurations run the second binary")
+		}
+		a.B = true
+		return a, err
 	}
 	kind, rest, _ := strings.Cut(name, "-")
 	switch Kind(kind) {
@@ -261,5 +285,5 @@ func threadsMode(s string) (int, string, bool) {
 // and apply path. The analyzer's predicted speedups are over one worker
 // too.
 func (a Apply) base() Apply {
-	return Apply{Kind: Paraply, Threads: 1, Mode: "serial", Batch: a.Batch, Unordered: a.Unordered, Binlog: a.Binlog, GTIDs: a.GTIDs}
+	return Apply{Kind: Paraply, Threads: 1, Mode: "serial", Batch: a.Batch, Unordered: a.Unordered, Binlog: a.Binlog, GTIDs: a.GTIDs, B: a.B}
 }

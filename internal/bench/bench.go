@@ -28,6 +28,14 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if _, err := os.Stat(cfg.Paraply); err != nil {
 		return nil, fmt.Errorf("paraply binary: %w (run make build)", err)
 	}
+	if cfg.ParaplyB != "" {
+		if cfg.ParaplyB, err = filepath.Abs(cfg.ParaplyB); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(cfg.ParaplyB); err != nil {
+			return nil, fmt.Errorf("second paraply binary: %w", err)
+		}
+	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -38,9 +46,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	defer os.RemoveAll(work)
 
 	b := &benchmark{cfg: cfg, work: work, res: &Results{Header: newHeader(ctx, cfg)}}
-	b.total = len(cfg.Durable) * len(cfg.Workloads) * len(cfg.Clients) * len(cfg.Applies)
+	b.total = len(cfg.Durable) * len(cfg.Workloads) * len(cfg.Clients) * len(cfg.Applies) * cfg.rounds()
 	b.logf("paraply bench: %d runs on %d backlogs of %d transactions; results in %s",
-		b.total, b.total/len(cfg.Applies), cfg.Events, cfg.OutDir)
+		b.total, b.total/len(cfg.Applies)/cfg.rounds(), cfg.Events, cfg.OutDir)
 	runErr := b.run(ctx)
 	b.res.Header.finish()
 	if err := b.res.write(cfg.OutDir); err != nil {
@@ -120,7 +128,7 @@ func (b *benchmark) measure(ctx context.Context, c *cluster, w Workload, clients
 		bl.Error = err.Error()
 		b.failures = append(b.failures, name+": building the backlog failed")
 		b.logf("backlog %s: FAILED: %s", name, firstLine(err.Error()))
-		b.done += len(b.cfg.Applies)
+		b.done += len(b.cfg.Applies) * b.cfg.rounds()
 		return b.res.write(b.cfg.OutDir)
 	}
 	b.logf("backlog %s: %d transactions in %.1f s on the source (%.0f tps), %.1f MB of binlog, analyzed in %.1f s",
@@ -129,11 +137,25 @@ func (b *benchmark) measure(ctx context.Context, c *cluster, w Workload, clients
 		b.logf("backlog %s: no prediction: %s", name, firstLine(bl.PredictError))
 	}
 	verified := map[Kind]bool{}
+	for n := 1; n <= b.cfg.rounds(); n++ {
+		if err := b.measureRound(ctx, c, bl, name, n, verified); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureRound applies backlog bl with every configuration once; n
+// counts the rounds from 1 (0 is recorded when there is only one).
+func (b *benchmark) measureRound(ctx context.Context, c *cluster, bl *Backlog, name string, n int, verified map[Kind]bool) error {
+	if b.cfg.rounds() == 1 {
+		n = 0
+	}
 	for _, a := range b.cfg.Applies {
 		if ctx.Err() != nil {
 			break
 		}
-		run := b.apply(ctx, c, a, bl)
+		run := b.apply(ctx, c, a, bl, n)
 		bl.Runs = append(bl.Runs, run)
 		b.done++
 		if run.Failed {
@@ -157,8 +179,8 @@ func (b *benchmark) measure(ctx context.Context, c *cluster, w Workload, clients
 
 // apply restores the server that applies with a, times the run and
 // returns its Measurement; a failure or a timeout is recorded in it.
-func (b *benchmark) apply(ctx context.Context, c *cluster, a Apply, bl *Backlog) *Measurement {
-	run := &Measurement{Config: a.Name(), Apply: a, Load1: loadAverage()[0]}
+func (b *benchmark) apply(ctx context.Context, c *cluster, a Apply, bl *Backlog, n int) *Measurement {
+	run := &Measurement{Config: a.Name(), Apply: a, Round: n, Load1: loadAverage()[0]}
 	srv, snap := c.target, c.targetSnap
 	if a.Kind == Native {
 		srv, snap = c.replica, c.replicaSnap

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/xml"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,6 +36,9 @@ func TestApplyNamesRoundTrip(t *testing.T) {
 		"ceiling-32":                           {Kind: Ceiling, Threads: 32},
 		"mariadb-binlog":                       {Kind: MariadbBinlog},
 		"apply-16":                             {Kind: ParaplyApply, Threads: 16},
+		"paraply-auto-writeset@b":              {Kind: Paraply, Mode: "writeset", Batch: 64, B: true},
+		"paraply-8-writeset-unordered@b":       {Kind: Paraply, Threads: 8, Mode: "writeset", Batch: 64, Unordered: true, B: true},
+		"apply-16@b":                           {Kind: ParaplyApply, Threads: 16, B: true},
 	} {
 		got, err := ParseApply(name)
 		if err != nil || got != want {
@@ -44,7 +48,8 @@ func TestApplyNamesRoundTrip(t *testing.T) {
 			t.Errorf("%+v.Name() = %q, want %q", got, got.Name(), name)
 		}
 	}
-	for _, bad := range []string{"", "native", "native-16", "native-16-fast", "paraply-x-writeset", "paraply-16-rows", "paraply-0-writeset", "paraply-auto", "ceiling-0", "mysql-single", "paraply-4-writeset-batch0", "apply", "apply-0", "mariadb-binlog-2"} {
+	for _, bad := range []string{"", "native", "native-16", "native-16-fast", "paraply-x-writeset", "paraply-16-rows", "paraply-0-writeset", "paraply-auto", "ceiling-0", "mysql-single", "paraply-4-writeset-batch0", "apply", "apply-0", "mariadb-binlog-2",
+		"native-single@b", "ceiling@b", "mariadb-binlog@b", "paraply-auto@b"} {
 		if _, err := ParseApply(bad); err == nil {
 			t.Errorf("ParseApply(%q) succeeded", bad)
 		}
@@ -280,5 +285,46 @@ func TestOffBecause(t *testing.T) {
 	}
 	if got := offBecause(&Measurement{Transactions: 1, PredictedSpeedup: 1, MeasuredSpeedup: 0.5}, nil); got != "" {
 		t.Errorf("no base run: %q, want nothing", got)
+	}
+}
+
+// TestRoundsUseMedians: with a configuration run in several rounds, the
+// references, ratios and tables use its median run, whatever order the
+// runs came in, and a failed run is left out of the median.
+func TestRoundsUseMedians(t *testing.T) {
+	b := sample()
+	extra := func(name string, tps float64, round int) *Measurement {
+		a, _ := ParseApply(name)
+		return &Measurement{Config: name, Apply: a, TPS: tps, Seconds: 10, Transactions: int64(tps * 10), Round: round}
+	}
+	b.Runs = append(b.Runs,
+		extra("native-16-aggressive", 9000, 2), extra("native-16-aggressive", 1800, 3), // 1800, 2000, 9000: 2000
+		extra("paraply-auto-writeset@b", 2600, 1), extra("paraply-auto-writeset@b", 3600, 2),
+		extra("paraply-auto-writeset@b", 0, 3))
+	b.Runs[len(b.Runs)-1].Failed = true
+	b.compute()
+	if b.BestNativeTPS != 2000 || b.BestNative != "native-16-aggressive" {
+		t.Errorf("best native %v (%s), want the median 2000, not the lucky 9000", b.BestNativeTPS, b.BestNative)
+	}
+	m := b.find("native-16-aggressive")
+	if !m.Median || !slices.Equal(m.Runs, []float64{2000, 9000, 1800}) {
+		t.Errorf("median run %+v", m)
+	}
+	if b.DefaultsBTPS != 2600 || b.DefaultsTPS != 2800 {
+		t.Errorf("defaults %v, binary B %v: want 2800 and the lower middle of 2600, 3600", b.DefaultsTPS, b.DefaultsBTPS)
+	}
+	if r := b.find("paraply-auto-writeset"); r.Median || r.Runs != nil {
+		t.Errorf("a configuration run once is its own run: %+v", r)
+	}
+	res := &Results{Header: Header{Rounds: 3, ParaplyBinaryB: "sha256:b"}, Backlogs: []*Backlog{b}}
+	md := res.Markdown()
+	for _, want := range []string{"| native 16 aggressive | 10.0 | 2000 (1800-9000, median of 3) |", "| write_only T=1 durable | 2800 | 2600 | 0.93x | 1.30x |",
+		"paraply auto writeset batch=64 (binary B)", "- Rounds: 3."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if n := strings.Count(md, "| native 16 aggressive |"); n != 1 {
+		t.Errorf("native 16 aggressive has %d rows, want its median's only", n)
 	}
 }

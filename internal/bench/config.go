@@ -65,6 +65,15 @@ type Config struct {
 	Warm bool
 	// Paraply is the paraply binary.
 	Paraply string
+	// ParaplyB is a second paraply binary, run by the configurations
+	// marked B (name@b), to compare two builds on the same backlogs in
+	// the same run; "" when there is none.
+	ParaplyB string
+	// Rounds is how many times each backlog's configurations run, one
+	// round after the other (A, B, A, B, ...), so that two configurations
+	// share the machine's drift; the tables show each configuration's
+	// median run. 0 means 1.
+	Rounds int
 	// Profile keeps a CPU profile of every paraply run in OutDir
 	// (PARAPLY_CPU_PROFILE), named in its Measurement, and its heap at
 	// the peak (PARAPLY_HEAP_PROFILE).
@@ -78,6 +87,9 @@ type Config struct {
 	// Progress receives one line per step; Out the markdown at the end.
 	Progress, Out io.Writer
 }
+
+// rounds is Rounds, at least 1.
+func (c Config) rounds() int { return max(1, c.Rounds) }
 
 // Verify policies.
 const (
@@ -172,6 +184,13 @@ func (c Config) Validate() error {
 		return errors.New("no output directory")
 	case c.Paraply == "":
 		return errors.New("no paraply binary")
+	case c.Rounds < 0:
+		return errors.New("rounds must not be negative")
+	}
+	for _, a := range c.Applies {
+		if a.B && c.ParaplyB == "" {
+			return fmt.Errorf("configuration %s runs the second paraply binary, and none was given", a.Name())
+		}
 	}
 	if !slices.Contains([]string{VerifyFirst, VerifyAll, VerifyNone}, c.Verify) {
 		return fmt.Errorf("verify %q: want first, all or none", c.Verify)

@@ -31,7 +31,12 @@ type Header struct {
 	// ParaplyBinary identifies the binary measured: SHA-256 prefix and
 	// build time (the working tree may change while a benchmark runs).
 	ParaplyBinary string `json:"paraply_binary"`
-	Go            string `json:"go"`
+	// ParaplyBinaryB identifies the second binary (Config.ParaplyB), if
+	// any: the configurations named ...@b ran it.
+	ParaplyBinaryB string `json:"paraply_binary_b,omitempty"`
+	// Rounds is how many times each configuration ran on each backlog.
+	Rounds int    `json:"rounds,omitempty"`
+	Go     string `json:"go"`
 
 	CPUs     int    `json:"cpus"`
 	CPUModel string `json:"cpu_model"`
@@ -79,6 +84,12 @@ func newHeader(ctx context.Context, cfg Config) Header {
 	}
 	for _, a := range cfg.Applies {
 		h.Configs = append(h.Configs, a.Name())
+	}
+	if cfg.ParaplyB != "" {
+		h.ParaplyBinaryB = fileID(cfg.ParaplyB)
+	}
+	if cfg.rounds() > 1 {
+		h.Rounds = cfg.rounds()
 	}
 	for _, d := range cfg.Durable {
 		h.Durability = append(h.Durability, durabilityName(d))

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,9 @@ func (res *Results) writeHeader(sb *strings.Builder) {
 	}
 	fmt.Fprintf(sb, "- Date: %s%s\n", h.Started.Format("2006-01-02 15:04 MST"), took)
 	fmt.Fprintf(sb, "- Software: %s; %s; paraply binary %s (working tree %s, %s)\n", strings.Join(strings.Fields(h.MariaDB), " "), h.Sysbench, h.ParaplyBinary, h.Paraply, h.Go)
+	if h.ParaplyBinaryB != "" {
+		fmt.Fprintf(sb, "- Binary B (the configurations marked @b, \"binary B\"): paraply binary %s\n", h.ParaplyBinaryB)
+	}
 	fmt.Fprintf(sb, "- Machine: %d CPUs (%s), %.1f GiB memory, Linux %s\n", h.CPUs, h.CPUModel, float64(h.MemoryMB)/1024, h.Kernel)
 	fmt.Fprintf(sb, "- Load average (1/5/15 min): %s at the start, %s at the end; %.2f to %.2f when runs started. "+
 		"The machine is shared: other work running at the same time lowers and scatters every number.\n",
@@ -52,6 +56,10 @@ func (res *Results) writeHeader(sb *strings.Builder) {
 		strings.Join(h.Durability, ", "), h.BufferPoolMB)
 	fmt.Fprintf(sb, "- Runs: %s; each from a snapshot of the replica or target taken after the initial load%s; timeout %s; `paraply verify` on %s.\n",
 		strings.Join(h.Configs, ", "), warmNote(h.Warm), h.RunTimeout, verifyNote(h.Verify))
+	if h.Rounds > 1 {
+		fmt.Fprintf(sb, "- Rounds: %d. Each backlog's configurations ran in %d rounds, one round after the other, so that they share the machine's drift; "+
+			"every table and ratio uses each configuration's median run, with the range and number of its runs beside it.\n", h.Rounds, h.Rounds)
+	}
 }
 
 func (res *Results) writeSummary(sb *strings.Builder) {
@@ -59,17 +67,21 @@ func (res *Results) writeSummary(sb *strings.Builder) {
 	sb.WriteString("Native runs timed from a full relay log (the apply alone); paraply's time includes receiving.\n\n")
 	sb.WriteString("| backlog | native single tps | best native | paraply defaults | defaults / best native | best paraply | best paraply / best native | ceiling tps |\n")
 	sb.WriteString("|---|---:|---|---:|---:|---|---:|---:|\n")
-	receive := false
+	receive, withB := false, false
 	for _, b := range res.Backlogs {
 		if b.Error != "" {
 			fmt.Fprintf(sb, "| %s | backlog failed | | | | | | |\n", b.title())
 			continue
 		}
 		receive = receive || b.BestNativeReceive != ""
+		withB = withB || b.DefaultsBTPS > 0
 		fmt.Fprintf(sb, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", b.title(),
 			tps(b.NativeSingleTPS), named(b.BestNativeTPS, b.BestNative),
 			tps(b.DefaultsTPS), times(ratio(b.DefaultsTPS, b.BestNativeTPS)),
 			named(b.BestParaplyTPS, b.BestParaply), times(ratio(b.BestParaplyTPS, b.BestNativeTPS)), tps(b.CeilingTPS))
+	}
+	if withB {
+		res.writeSummaryB(sb)
 	}
 	if !receive {
 		return
@@ -84,6 +96,20 @@ func (res *Results) writeSummary(sb *strings.Builder) {
 		fmt.Fprintf(sb, "| %s | %s | %s | %s | %s | %s |\n", b.title(),
 			named(b.BestNativeReceiveTPS, b.BestNativeReceive), tps(b.DefaultsTPS), times(ratio(b.DefaultsTPS, b.BestNativeReceiveTPS)),
 			named(b.BestParaplyTPS, b.BestParaply), times(ratio(b.BestParaplyTPS, b.BestNativeReceiveTPS)))
+	}
+}
+
+// writeSummaryB compares the defaults of the two binaries, where both ran.
+func (res *Results) writeSummaryB(sb *strings.Builder) {
+	sb.WriteString("\nThe two binaries with their defaults (paraply-auto-writeset and paraply-auto-writeset@b):\n\n")
+	sb.WriteString("| backlog | defaults | defaults, binary B | B / A | B / best native |\n")
+	sb.WriteString("|---|---:|---:|---:|---:|\n")
+	for _, b := range res.Backlogs {
+		if b.Error != "" || b.DefaultsBTPS == 0 {
+			continue
+		}
+		fmt.Fprintf(sb, "| %s | %s | %s | %s | %s |\n", b.title(), tps(b.DefaultsTPS), tps(b.DefaultsBTPS),
+			times(ratio(b.DefaultsBTPS, b.DefaultsTPS)), times(ratio(b.DefaultsBTPS, b.BestNativeTPS)))
 	}
 }
 
@@ -146,7 +172,7 @@ func (b *Backlog) writeTable(sb *strings.Builder) {
 	}
 	sb.WriteString("\n| configuration | seconds | tps | x native single | x best native | x ceiling | predicted speedup | measured speedup | | CPU ms/txn | lock waits |\n")
 	sb.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n")
-	for _, r := range b.Runs {
+	for _, r := range b.representatives() {
 		label := r.Apply.Label()
 		if r.IncludesReceive {
 			label += "*"
@@ -169,7 +195,7 @@ func (b *Backlog) writeTable(sb *strings.Builder) {
 				flag += ": " + r.OffBecause
 			}
 		}
-		fmt.Fprintf(sb, "| %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label, r.Seconds, tps(r.TPS),
+		fmt.Fprintf(sb, "| %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label, r.Seconds, tps(r.TPS)+spread(r),
 			times(r.VsNativeSingle), times(r.VsBestNative), times(r.VsCeiling),
 			times(r.PredictedSpeedup), times(r.MeasuredSpeedup), flag, cpuPerTxn(r), lockWaits(r))
 	}
@@ -209,6 +235,15 @@ const notes = `
   transactions waiting for a row lock on the applying server, sampled every 200 ms. results.json has the
   processlist states behind it.
 `
+
+// spread is, for the median of several runs, the range of their
+// throughputs and their number, for a table cell.
+func spread(r *Measurement) string {
+	if !r.Median || len(r.Runs) < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s-%s, median of %d)", tps(slices.Min(r.Runs)), tps(slices.Max(r.Runs)), len(r.Runs))
+}
 
 // cpuPerTxn is the CPU time of the applying mariadbd plus paraply's (or
 // mariadb-binlog's and the client's), per transaction: on a two-core

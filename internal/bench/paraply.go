@@ -58,11 +58,11 @@ func (c *cluster) runParaply(ctx context.Context, a Apply, b *Backlog, run *Meas
 // memory; it has applied backlog b.
 func (c *cluster) timeParaply(ctx context.Context, args []string, b *Backlog, run *Measurement) error {
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, c.cfg.Paraply, args...)
+	cmd := exec.CommandContext(ctx, c.cfg.binary(run.Apply), args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = waitDelay
 	if c.cfg.Profile {
-		run.Profile = profileName(b, run.Config)
+		run.Profile = profileName(b, run)
 		cmd.Env = append(os.Environ(), "PARAPLY_CPU_PROFILE="+filepath.Join(c.cfg.OutDir, run.Profile),
 			"PARAPLY_HEAP_PROFILE="+filepath.Join(c.cfg.OutDir, "heap-"+strings.TrimPrefix(run.Profile, "cpu-")))
 	}
@@ -89,10 +89,21 @@ func (c *cluster) timeParaply(ctx context.Context, args []string, b *Backlog, ru
 	return nil
 }
 
-// profileName is the file name of the CPU profile of configuration
-// config applying backlog b; its heap profile at the peak has "heap-"
-// in place of "cpu-".
-func profileName(b *Backlog, config string) string {
+// binary is the paraply binary that runs a.
+func (c Config) binary(a Apply) string {
+	if a.B {
+		return c.ParaplyB
+	}
+	return c.Paraply
+}
+
+// profileName is the file name of the CPU profile of run applying
+// backlog b; its heap profile at the peak has "heap-" in place of "cpu-".
+func profileName(b *Backlog, run *Measurement) string {
+	config := strings.ReplaceAll(run.Config, bSuffix, "-b")
+	if run.Round > 1 {
+		config += fmt.Sprintf("-round%d", run.Round)
+	}
 	return fmt.Sprintf("cpu-%s-T%d-%s-%s.pprof", b.Workload, b.Clients, durabilityName(b.Durable), config)
 }
 

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -66,7 +67,10 @@ type Backlog struct {
 	BestNativeReceiveTPS float64 `json:"best_native_receive_tps"`
 	// DefaultsTPS is paraply with its defaults (paraply-auto-writeset).
 	DefaultsTPS float64 `json:"paraply_defaults_tps"`
-	CeilingTPS  float64 `json:"ceiling_tps"`
+	// DefaultsBTPS is the second binary with its defaults
+	// (paraply-auto-writeset@b), when it ran.
+	DefaultsBTPS float64 `json:"paraply_defaults_b_tps,omitempty"`
+	CeilingTPS   float64 `json:"ceiling_tps"`
 	// Point-in-time recovery of the backlog's files onto the target's
 	// snapshot: `mariadb-binlog | mariadb`, the best `paraply apply` run,
 	// and the ratio of their throughputs.
@@ -80,6 +84,15 @@ type Backlog struct {
 type Measurement struct {
 	Config string `json:"config"`
 	Apply  Apply  `json:"apply"`
+	// Round is the round the run belongs to, from 1, with Config.Rounds
+	// above 1; 0 otherwise.
+	Round int `json:"round,omitempty"`
+	// Median marks, when a configuration ran more than once, the run of
+	// median throughput (the lower of the two middle ones for an even
+	// count): the one the tables and every ratio use. Runs lists the
+	// throughput of all its successful runs, in round order.
+	Median bool      `json:"median,omitempty"`
+	Runs   []float64 `json:"runs_tps,omitempty"`
 	// Transactions applied (the backlog's, or the ceiling's sysbench count)
 	// in Seconds; TPS is their ratio.
 	Transactions int64   `json:"transactions"`
@@ -184,7 +197,7 @@ func (b *Backlog) baseRun(a Apply) *Measurement {
 	if r := b.find(want.Name()); r.ok() {
 		return r
 	}
-	for _, r := range b.Runs {
+	for _, r := range b.representatives() {
 		got := r.Apply
 		got.Mode, got.Unordered = want.Mode, want.Unordered
 		if got == want && r.ok() {
@@ -194,9 +207,10 @@ func (b *Backlog) baseRun(a Apply) *Measurement {
 	return nil
 }
 
-// find returns the run of configuration name, or nil.
+// find returns the run of configuration name that the tables use (see
+// representatives), or nil.
 func (b *Backlog) find(name string) *Measurement {
-	for _, r := range b.Runs {
+	for _, r := range b.representatives() {
 		if r.Config == name {
 			return r
 		}
@@ -204,13 +218,62 @@ func (b *Backlog) find(name string) *Measurement {
 	return nil
 }
 
+// representatives returns one run per configuration, in the order of
+// their first runs: its only run, or, when it ran in several rounds, its
+// run of median throughput among those that succeeded (marked Median,
+// with Runs holding every successful run's throughput), or its last run
+// if none did. The tables, charts and ratios use these runs only; a
+// median keeps one lucky or unlucky moment of a shared machine from
+// deciding a comparison.
+func (b *Backlog) representatives() []*Measurement {
+	var names []string
+	by := map[string][]*Measurement{}
+	for _, r := range b.Runs {
+		if _, seen := by[r.Config]; !seen {
+			names = append(names, r.Config)
+		}
+		by[r.Config] = append(by[r.Config], r)
+	}
+	reps := make([]*Measurement, 0, len(names))
+	for _, name := range names {
+		runs := by[name]
+		if len(runs) == 1 {
+			reps = append(reps, runs[0])
+			continue
+		}
+		var ok []*Measurement
+		for _, r := range runs {
+			r.Median, r.Runs = false, nil
+			if r.ok() {
+				ok = append(ok, r)
+			}
+		}
+		if len(ok) == 0 {
+			reps = append(reps, runs[len(runs)-1])
+			continue
+		}
+		sorted := slices.Clone(ok)
+		slices.SortStableFunc(sorted, func(x, y *Measurement) int { return cmp.Compare(x.TPS, y.TPS) })
+		m := sorted[(len(sorted)-1)/2]
+		m.Median = true
+		for _, r := range ok {
+			m.Runs = append(m.Runs, r.TPS)
+		}
+		reps = append(reps, m)
+	}
+	return reps
+}
+
 // compute fills the backlog's references and every run's ratios.
 func (b *Backlog) compute() {
 	b.NativeSingleTPS, b.BestNativeTPS, b.BestParaplyTPS, b.CeilingTPS = 0, 0, 0, 0
 	b.BestNative, b.BestParaply = "", ""
-	b.BestNativeReceive, b.BestNativeReceiveTPS, b.DefaultsTPS = "", 0, 0
+	b.BestNativeReceive, b.BestNativeReceiveTPS, b.DefaultsTPS, b.DefaultsBTPS = "", 0, 0, 0
+	defaultsB := Defaults
+	defaultsB.B = true
 	b.PITRBinlogTPS, b.PITRApply, b.PITRApplyTPS = 0, "", 0
-	for _, r := range b.Runs {
+	reps := b.representatives()
+	for _, r := range reps {
 		if !r.ok() {
 			continue
 		}
@@ -229,8 +292,11 @@ func (b *Backlog) compute() {
 				b.BestNative, b.BestNativeTPS = r.Config, r.TPS
 			}
 		case Paraply:
-			if r.Apply == Defaults {
+			switch r.Apply {
+			case Defaults:
 				b.DefaultsTPS = r.TPS
+			case defaultsB:
+				b.DefaultsBTPS = r.TPS
 			}
 			if r.TPS > b.BestParaplyTPS {
 				b.BestParaply, b.BestParaplyTPS = r.Config, r.TPS
@@ -246,7 +312,7 @@ func (b *Backlog) compute() {
 		}
 	}
 	b.PITRRatio = ratio(b.PITRApplyTPS, b.PITRBinlogTPS)
-	for _, r := range b.Runs {
+	for _, r := range reps {
 		r.VsNativeSingle, r.VsBestNative, r.VsCeiling = 0, 0, 0
 		r.PredictedSpeedup, r.MeasuredSpeedup, r.Disagrees, r.OffBecause = 0, 0, false, ""
 		if !r.ok() {

@@ -51,7 +51,7 @@ func (res *Results) chart(w string) string {
 		y += groupGap
 		fmt.Fprintf(&body, `<text x="10" y="%d" font-weight="bold">%s</text>`+"\n", y-10, esc(b.title()))
 		top := 0.0
-		for _, r := range b.Runs {
+		for _, r := range b.representatives() {
 			if r.ok() {
 				top = max(top, r.TPS)
 			}
@@ -61,7 +61,7 @@ func (res *Results) chart(w string) string {
 			y += barHeight + barGap
 			continue
 		}
-		for _, r := range b.Runs {
+		for _, r := range b.representatives() {
 			label := r.Apply.Label()
 			if r.Apply.Kind == Ceiling {
 				label = "ceiling (16 clients direct)"
