@@ -16,9 +16,8 @@ type CostModel struct {
 	// and the wait for the log to reach the disk.
 	Commit float64 `json:"per_commit"`
 	// Batch is how many source transactions one target transaction may
-	// apply (paraply's --batch-max-txns): consecutive ones, each waiting
-	// only for committed transactions or earlier ones in the batch, as
-	// paraply's coordinator forms them. 0 or 1: one each.
+	// apply (paraply's --batch-max-txns): consecutive ones, as paraply's
+	// coordinator forms them (see simulator). 0 or 1: one each.
 	Batch int `json:"batch_max_txns"`
 	// PreserveOrder makes workers commit in source order, as paraply and
 	// MySQL do by default: a worker stays busy until its turn to commit,
@@ -61,12 +60,15 @@ const ringSize = 1 << 16
 // simulator replays one mode's dependencies on N workers as paraply's
 // coordinator applies them: work is a batch of up to Model.Batch
 // consecutive transactions (see CostModel.Batch) that starts on the first
-// free worker once what it waits for has committed, and takes its
-// transactions' costs and then one commit. A transaction that waits for
-// work still in flight ends the batch before it and goes alone once ready,
-// while the transactions after it go on (paraply looks ahead past a
-// blocked transaction). With PreserveOrder a worker is busy until its turn
-// to commit, and commits follow one another.
+// free worker once what its first transaction waits for has committed,
+// and takes its transactions' costs and then one commit. With
+// PreserveOrder a worker is busy until its turn to commit, and commits
+// follow one another; a later transaction of the batch that waits for
+// work still in flight, or for one of the batch that does, is applied
+// after the turn, the others at once (applier.Work.AfterTurn). Without
+// it, such a transaction ends the batch before it and goes alone once
+// ready, while the transactions after it go on (paraply looks ahead past
+// a blocked transaction).
 type simulator struct {
 	model   CostModel
 	free    floatHeap         // when each worker is next free
@@ -79,12 +81,15 @@ type simulator struct {
 }
 
 // batch is work being formed: transactions first..first+n-1, started at
-// start, costing work before its commit.
+// start, costing work before its commit, of which late after its turn
+// (the transactions lateAt marks; nil when none).
 type batch struct {
-	first uint64
-	n     int
-	start float64
-	work  float64
+	first  uint64
+	n      int
+	start  float64
+	work   float64
+	late   float64
+	lateAt []bool
 }
 
 func newSimulator(workers int, model CostModel) *simulator {
@@ -101,10 +106,23 @@ func (s *simulator) add(seq, wait uint64, on []uint64, rows int) float64 {
 	cost := s.model.cost(rows)
 	b := &s.open
 	full := b.n >= max(1, s.model.Batch)
-	if b.n > 0 && !full && s.joins(wait, on) {
-		b.n++
-		b.work += cost
-		return b.start
+	if b.n > 0 && !full {
+		late := !s.joins(wait, on) || s.waitsForLate(wait, on)
+		if late && b.lateAt == nil && s.model.PreserveOrder {
+			b.lateAt = make([]bool, b.n, s.model.Batch)
+		}
+		if !late || b.lateAt != nil {
+			b.n++
+			if b.lateAt != nil {
+				b.lateAt = append(b.lateAt, late)
+			}
+			if late {
+				b.late += cost
+				return max(b.start+b.work, s.lastCmt)
+			}
+			b.work += cost
+			return b.start
+		}
 	}
 	blocked := b.n > 0 && !full
 	s.close()
@@ -132,6 +150,28 @@ func (s *simulator) joins(wait uint64, on []uint64) bool {
 	return true
 }
 
+// waitsForLate reports whether a transaction waiting for wait and on
+// waits for one of the open batch applied after its turn.
+func (s *simulator) waitsForLate(wait uint64, on []uint64) bool {
+	b := &s.open
+	if b.lateAt == nil {
+		return false
+	}
+	if wait >= b.first {
+		for _, late := range b.lateAt[:min(int(wait-b.first)+1, len(b.lateAt))] {
+			if late {
+				return true
+			}
+		}
+	}
+	for _, o := range on {
+		if o >= b.first && int(o-b.first) < len(b.lateAt) && b.lateAt[o-b.first] {
+			return true
+		}
+	}
+	return false
+}
+
 // startAt is when work beginning with a transaction that waits for wait
 // and on starts: once those committed, on the first free worker.
 func (s *simulator) startAt(wait uint64, on []uint64) float64 {
@@ -152,7 +192,7 @@ func (s *simulator) close() {
 	s.open = batch{}
 	commit := b.start + b.work
 	if s.model.PreserveOrder {
-		commit = max(commit, s.lastCmt)
+		commit = max(commit, s.lastCmt) + b.late
 	}
 	commit += s.model.Commit
 	s.free[0] = commit

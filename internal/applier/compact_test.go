@@ -30,8 +30,22 @@ func TestCompactFallback(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a MariaDB server")
 	}
-	ctx := t.Context()
-	srv := sandboxtest.ForTest(t, sandbox.Options{Name: "applier-compact"})
+	db, store := workerTarget(t, "applier-compact")
+	for _, noCompound := range []bool{false, true} {
+		name := "compound"
+		if noCompound {
+			name = "packets"
+		}
+		t.Run(name, func(t *testing.T) { testCompactFallback(t, db, store, "w_"+name, noCompound) })
+	}
+}
+
+// workerTarget starts a sandboxed server named name for the test and
+// returns a pool of sessions configured as workers' (ConfigureSession),
+// closed when the test ends, and its checkpoint store, initialised.
+func workerTarget(t *testing.T, name string) (*sql.DB, *checkpoint.Store) {
+	t.Helper()
+	srv := sandboxtest.ForTest(t, sandbox.Options{Name: name})
 	cfg, err := mysql.ParseDSN(srv.DSN(""))
 	if err != nil {
 		t.Fatal(err)
@@ -42,18 +56,12 @@ func TestCompactFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := sql.OpenDB(conn)
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	store := checkpoint.NewStore(db)
-	if err := store.Init(ctx); err != nil {
+	if err := store.Init(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	for _, noCompound := range []bool{false, true} {
-		name := "compound"
-		if noCompound {
-			name = "packets"
-		}
-		t.Run(name, func(t *testing.T) { testCompactFallback(t, db, store, "w_"+name, noCompound) })
-	}
+	return db, store
 }
 
 func testCompactFallback(t *testing.T, db *sql.DB, store *checkpoint.Store, schemaName string, noCompound bool) {

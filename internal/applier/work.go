@@ -63,6 +63,16 @@ type DDL struct {
 // source transactions (target batching), or one DDL transaction.
 type Work struct {
 	Txns []*Txn
+	// AfterTurn, when not nil, says which of Txns wait for a transaction
+	// of an earlier work still applying on another worker, or for one of
+	// Txns that does (commit order preserved: the work is a run, and what
+	// it waits for is before its First). The worker applies the others
+	// first, waits for its commit turn, then applies these, each part in
+	// stream order: the run is not cut short at the first of them, and
+	// what does not wait runs at once. Transactions of one part do not
+	// wait for those of the other, so the order between parts does not
+	// change what the work leaves.
+	AfterTurn []bool
 	// Retries counts the attempts beyond the first (filled by the worker).
 	Retries int
 	// Err is set when the work failed for good.

@@ -319,6 +319,14 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 			return tm, err
 		}
 	}
+	if work.AfterTurn != nil && !turnFirst && w.p.cfg.PreserveOrder && path == BinlogPath {
+		// Only SQL applies a work in two parts (see execute).
+		t0 := time.Now()
+		if err := w.p.seq.WaitTurn(ctx, work.First()); err != nil {
+			return tm, err
+		}
+		tm.Turn, turnFirst = time.Since(t0), true
+	}
 	var d time.Duration
 	switch {
 	case work.Txns[0].Large != nil:
@@ -326,7 +334,7 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 	case path == BinlogPath:
 		d, err = w.replayWork(ctx, conn, work, turnFirst)
 	default:
-		d, err = w.executeSQL(ctx, work, turnFirst)
+		d, err = w.executeSQL(ctx, work, turnFirst, &tm)
 	}
 	tm.Exec += d
 	if err != nil {
@@ -341,7 +349,7 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 			w.rollback(conn)
 			return tm, err
 		}
-		tm.Turn = time.Since(t0)
+		tm.Turn += time.Since(t0)
 	}
 	t0 := time.Now()
 	_, err = conn.ExecContext(ctx, "COMMIT")
@@ -363,8 +371,9 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 
 // executeSQL runs work as SQL statements (SQLPath), compacted unless that
 // is off or cannot keep the source's order. On success the target
-// transaction stays open on w's session.
-func (w *worker) executeSQL(ctx context.Context, work *Work, turnFirst bool) (time.Duration, error) {
+// transaction stays open on w's session. A wait for the commit turn in
+// the middle of work (see execute) is added to tm.Turn.
+func (w *worker) executeSQL(ctx context.Context, work *Work, turnFirst bool, tm *Timing) (time.Duration, error) {
 	var total time.Duration
 	for compact, again := !w.p.cfg.NoCompact && !rollsBack(work), false; ; compact, again = false, true {
 		conn, err := w.session(ctx)
@@ -381,7 +390,7 @@ func (w *worker) executeSQL(ctx context.Context, work *Work, turnFirst bool) (ti
 		if err := w.refuseInexact(ctx, conn, work); err != nil {
 			return total, err
 		}
-		d, err := w.execute(ctx, conn, work, compact, turnFirst)
+		d, err := w.execute(ctx, conn, work, compact, turnFirst, tm)
 		total += d
 		if !errors.Is(err, errCompacted) {
 			return total, err
@@ -401,8 +410,48 @@ var errCompacted = errors.New("data error in compacted statements")
 // execute builds work's statements, runs them and checks what they
 // affected. On success the target transaction stays open; on error it is
 // rolled back.
-func (w *worker) execute(ctx context.Context, conn *sql.Conn, work *Work, compact, turnFirst bool) (time.Duration, error) {
-	if err := w.build(work, compact); err != nil {
+//
+// Work with AfterTurn, not yet at its turn, runs in two parts: the
+// transactions that do not wait for earlier work, then, once every
+// transaction before the work has committed (the wait is added to
+// tm.Turn), those that do. The parts are one target transaction;
+// compaction merges within each part only.
+func (w *worker) execute(ctx context.Context, conn *sql.Conn, work *Work, compact, turnFirst bool, tm *Timing) (time.Duration, error) {
+	if work.AfterTurn == nil || turnFirst || !w.p.cfg.PreserveOrder {
+		return w.executePart(ctx, conn, work, compact, turnFirst, wholeWork)
+	}
+	d, err := w.executePart(ctx, conn, work, compact, false, beforeTurn)
+	if err != nil {
+		return d, err
+	}
+	t0 := time.Now()
+	if err := w.p.seq.WaitTurn(ctx, work.First()); err != nil {
+		w.rollback(conn)
+		return d, err
+	}
+	tm.Turn += time.Since(t0)
+	d2, err := w.executePart(ctx, conn, work, compact, true, afterTurn)
+	return d + d2, err
+}
+
+// part is which of a work's transactions a batch holds (see execute).
+type part uint8
+
+const (
+	wholeWork  part = iota
+	beforeTurn      // those not marked AfterTurn; the batch starts the target transaction
+	afterTurn       // those marked AfterTurn; the batch records the work's GTIDs
+)
+
+// holds reports whether the batch of part p holds work's i-th transaction.
+func (p part) holds(work *Work, i int) bool {
+	return p == wholeWork || work.AfterTurn[i] == (p == afterTurn)
+}
+
+// executePart is execute for part p of work. turnFirst says every
+// transaction before the work has committed.
+func (w *worker) executePart(ctx context.Context, conn *sql.Conn, work *Work, compact, turnFirst bool, p part) (time.Duration, error) {
+	if err := w.build(work, compact, p); err != nil {
 		return 0, err
 	}
 	t0 := time.Now()
@@ -479,15 +528,21 @@ func (w *worker) early(work *Work, afterTurn bool) bool {
 	return w.p.cfg.PreserveOrder && !afterTurn && work.First() != w.p.seq.Prefix()+1
 }
 
-// build fills the worker's batch with work's statements, compacted if
-// compact is set (see sqlgen.Batch.Compact: the work is one target
-// transaction, so the order of its statements is invisible to others).
-func (w *worker) build(work *Work, compact bool) error {
+// build fills the worker's batch with the statements of part p of work,
+// compacted if compact is set (see sqlgen.Batch.Compact: the work is one
+// target transaction, so the order of its statements is invisible to
+// others).
+func (w *worker) build(work *Work, compact bool, p part) error {
 	b := &w.batch
 	b.Compact = compact
 	b.Reset()
-	b.Raw("START TRANSACTION")
+	if p != afterTurn {
+		b.Raw("START TRANSACTION")
+	}
 	for i, t := range work.Txns {
+		if !p.holds(work, i) {
+			continue
+		}
 		fkOff := fkChecksOff(t)
 		if fkOff {
 			b.Raw("SET foreign_key_checks = 0")
@@ -504,7 +559,9 @@ func (w *worker) build(work *Work, compact bool) error {
 			b.Raw("SET foreign_key_checks = 1")
 		}
 	}
-	bookkeeping(work, b.Raw)
+	if p != beforeTurn {
+		bookkeeping(work, b.Raw)
+	}
 	return nil
 }
 

@@ -60,7 +60,7 @@ func TestLookAheadPassesBlocked(t *testing.T) {
 }
 
 // TestBatchKeepsInternalDependencies: a chain on one hot row goes into one
-// work, in order; a transaction depending on something outside the work
+// work, in order; a transaction depending on something after the work
 // ends it.
 func TestBatchKeepsInternalDependencies(t *testing.T) {
 	c := newCore(0, 100, 1<<20)
@@ -70,6 +70,41 @@ func TestBatchKeepsInternalDependencies(t *testing.T) {
 	c.admit(txn(4), deptrack.Deps{On: []uint64{9}}) // 9 is not in the window yet
 	if got := seqs(c.next(16, 1<<20, false)); !slices.Equal(got, []uint64{1, 2, 3}) {
 		t.Fatalf("batch %v, want [1 2 3]", got)
+	}
+}
+
+// TestRunPastInFlight: work from the head goes on past transactions that
+// wait for work in flight, marking them AfterTurn, with those that wait
+// for them, and not those that wait for neither; a transaction that waits
+// for one after the run still ends it; and work that does not start at
+// the head stops at the first wait.
+func TestRunPastInFlight(t *testing.T) {
+	c := newCore(0, 100, 1<<20)
+	c.admit(txn(1), deptrack.Deps{})
+	c.admit(txn(2), deptrack.Deps{})
+	c.admit(txn(3), deptrack.Deps{})
+	c.admit(txn(4), deptrack.Deps{On: []uint64{1}})
+	c.admit(txn(5), deptrack.Deps{Wait: 3}) // 1 and 2 too
+	c.admit(txn(6), deptrack.Deps{On: []uint64{3, 4}})
+	c.admit(txn(7), deptrack.Deps{On: []uint64{3}})
+	c.admit(txn(8), deptrack.Deps{On: []uint64{9}}) // 9 is not in the window yet
+	first := c.next(2, 1<<20, true)
+	if got := seqs(first); !slices.Equal(got, []uint64{1, 2}) || first.AfterTurn != nil {
+		t.Fatalf("first work %v (AfterTurn %v), want [1 2]", got, first.AfterTurn)
+	}
+	w := c.next(16, 1<<20, true)
+	if got := seqs(w); !slices.Equal(got, []uint64{3, 4, 5, 6, 7}) || !slices.Equal(w.AfterTurn, []bool{false, true, true, true, false}) {
+		t.Fatalf("second work %v (AfterTurn %v), want [3 4 5 6 7] with 4, 5 (waiting for 1 and 2, in flight) and 6 (for 4) after the turn", got, w.AfterTurn)
+	}
+
+	c = newCore(0, 100, 1<<20)
+	c.admit(txn(1), deptrack.Deps{})
+	c.admit(txn(2), deptrack.Deps{On: []uint64{1}})
+	c.admit(txn(3), deptrack.Deps{})
+	c.admit(txn(4), deptrack.Deps{On: []uint64{1}})
+	c.next(1, 1<<20, false) // 1, in flight; 2, the head, waits for it
+	if w := c.next(16, 1<<20, false); !slices.Equal(seqs(w), []uint64{3}) || w.AfterTurn != nil {
+		t.Fatalf("work past the head %v (AfterTurn %v), want [3]: 2 is not handed out, so 4 may not wait for a turn", seqs(w), w.AfterTurn)
 	}
 }
 
@@ -133,6 +168,12 @@ func TestWindowBounds(t *testing.T) {
 // that everything is eventually dispatched (no deadlock).
 func TestRandomScheduleRespectsDeps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
+	pastTurn := 0 // works formed with a TurnAt
+	defer func() {
+		if pastTurn == 0 {
+			t.Error("no work went past a transaction waiting for work in flight")
+		}
+	}()
 	for round := 0; round < 200; round++ {
 		n := uint64(60)
 		deps := make([]deptrack.Deps, n+1)
@@ -169,9 +210,26 @@ func TestRandomScheduleRespectsDeps(t *testing.T) {
 				w = c.next(1+rng.IntN(4), 1<<20, false)
 			}
 			if w != nil {
+				if w.AfterTurn != nil {
+					pastTurn++
+				}
 				for i, tx := range w.Txns {
 					d := deps[tx.Seq]
-					ok := func(p uint64) bool { return p == 0 || committed[p] || slices.Contains(seqs(w)[:i], p) }
+					// The worker applies the transactions not marked
+					// AfterTurn first, then, once everything before the
+					// work committed, the others: each waits only for
+					// what is applied before it.
+					before := func(p uint64) bool {
+						j := slices.Index(seqs(w), p)
+						if j < 0 || j >= i {
+							return false
+						}
+						return w.AfterTurn == nil || !w.AfterTurn[j] || w.AfterTurn[i]
+					}
+					ok := func(p uint64) bool { return p == 0 || committed[p] || before(p) }
+					if w.AfterTurn != nil && w.AfterTurn[i] {
+						ok = func(p uint64) bool { return p < w.First() || before(p) }
+					}
 					for p := uint64(1); p <= d.Wait; p++ {
 						if !ok(p) {
 							t.Fatalf("round %d: %d dispatched before %d (Wait %d)", round, tx.Seq, p, d.Wait)
@@ -189,7 +247,17 @@ func TestRandomScheduleRespectsDeps(t *testing.T) {
 			if len(inflight) == 0 {
 				t.Fatalf("round %d: nothing ready and nothing in flight with %d of %d committed", round, len(committed), n)
 			}
-			i := rng.IntN(len(inflight))
+			// A work with TurnAt commits after everything before it.
+			var can []int
+			for i, w := range inflight {
+				if w.AfterTurn == nil || c.prefix+1 >= w.First() {
+					can = append(can, i)
+				}
+			}
+			if len(can) == 0 {
+				t.Fatalf("round %d: every work in flight waits for its turn", round)
+			}
+			i := can[rng.IntN(len(can))]
 			w = inflight[i]
 			inflight = append(inflight[:i], inflight[i+1:]...)
 			for _, tx := range w.Txns {

@@ -237,18 +237,26 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work []chan 
 		holding := false
 		// free may be below zero for a while after the limit went down.
 		free := c.limit() - (c.cfg.Workers - len(idle))
-		if next == nil {
+		switch {
+		case next == nil && free <= 0:
+			// Work is formed when a worker can take it, not before: a
+			// run formed while the workers are busy would stop at the
+			// first transaction that waits for one of them, and be
+			// formed again at every arrival.
+		case next == nil:
 			if d := c.holdFor(time.Now()); d > 0 {
 				delay.Reset(d)
 				holding = true
 			} else {
 				next = c.form(free)
 			}
-		} else if c.cfg.PreserveOrder && free <= 1 && next.First() != c.core.head() {
+		case c.cfg.PreserveOrder && free <= 1 && next.First() > c.core.head():
+			// The last free worker goes to the head (see form).
 			c.core.undo(next)
 			next = c.form(free)
 		}
-		k := classifyWait(next != nil, free, holding, c.core.head() != 0, c.core.full())
+		ready := next != nil || free <= 0 && c.canForm(free)
+		k := classifyWait(ready, free, holding, c.core.head() != 0, c.core.full())
 		if k == waitDep && c.core.headAtBarrier() {
 			k = waitBarrier
 		}
@@ -335,8 +343,19 @@ func (c *Coordinator) form(free int) *applier.Work {
 	if !c.cfg.PreserveOrder {
 		return c.core.nextUnordered(size, c.cfg.BatchBytes, 4*c.cfg.BatchTxns)
 	}
-	onlyHead := free <= 1 || c.cfg.BatchTxns > 1
-	return c.core.next(size, c.cfg.BatchBytes, onlyHead)
+	return c.core.next(size, c.cfg.BatchBytes, c.onlyHead(free))
+}
+
+// canForm reports whether form would form work for free workers.
+func (c *Coordinator) canForm(free int) bool {
+	s := c.core.lowestReady()
+	return s != 0 && (!c.cfg.PreserveOrder || !c.onlyHead(free) || s == c.core.head())
+}
+
+// onlyHead says whether work formed for free workers must start at the
+// head (see form).
+func (c *Coordinator) onlyHead(free int) bool {
+	return free <= 1 || c.cfg.BatchTxns > 1
 }
 
 // batchSize spreads the window over the workers that may have work: with
