@@ -138,8 +138,8 @@ func TestReplicaControls(t *testing.T) {
 			t.Error("/metrics has no paraply_delay_seconds 3")
 		}
 		// The default, --workers auto: a pool of 16, of which it starts
-		// with 1 and, with nothing to apply, keeps it.
-		for _, want := range []string{"paraply_workers 16\n", "paraply_workers_limit 1\n"} {
+		// with 2 and, with nothing to apply, keeps it.
+		for _, want := range []string{"paraply_workers 16\n", "paraply_workers_limit 2\n"} {
 			if !strings.Contains(metrics, want) {
 				t.Errorf("/metrics has no %q", want)
 			}

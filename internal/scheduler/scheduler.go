@@ -164,14 +164,17 @@ type Coordinator struct {
 	adaptive *concurrency // nil with a fixed worker count
 }
 
-// defaultStartLimit is where --workers auto starts, and probes up from:
-// one worker's batches fill with whatever arrives while it commits, which
-// is group commit without a second session. On the benchmark's two-core
-// machine, durable target, one client's backlogs (40,000 transactions,
-// one run), one writeset worker applied hot_rows at 19,370 tps against
-// 14,070 with two and 13,798 with sixteen, write_only at 10,953 against
-// 9,374 and 8,602.
-const defaultStartLimit = 1
+// defaultStartLimit is where --workers auto starts, and probes from. One
+// worker's batches fill with whatever arrives while it commits, which is
+// group commit without a second session, and before ordered batches went
+// on past transactions waiting for work in flight (core.next), one
+// writeset worker beat two on the benchmark's durable backlogs. Since,
+// two apply faster: sysbench write_only from one client, 8 x 100k rows,
+// 40,000 transactions, durable target, two rounds: --workers auto
+// starting at 2 applied 10,142 and 11,648 tps, starting at 1 8,593 and
+// 9,845 (hot rows and update_index: the same either way, 21,692 to
+// 25,284). A backlog of a few seconds ends before probing moves far.
+const defaultStartLimit = 2
 
 // NewCoordinator starts with every transaction up to the sequencer's
 // prefix committed; it tells seq about transactions it skips.
