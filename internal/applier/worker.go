@@ -101,7 +101,8 @@ type Observer interface {
 }
 
 // Timing splits a work's last attempt: executing its statements, waiting
-// for its commit turn, and the COMMIT itself.
+// for its commit turn (before the COMMIT, and, for a work with AfterTurn,
+// before its second part), and the COMMIT itself.
 type Timing struct {
 	Exec, Turn, Commit time.Duration
 }
