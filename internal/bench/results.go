@@ -312,9 +312,13 @@ func (b *Backlog) compute() {
 		}
 	}
 	b.PITRRatio = ratio(b.PITRApplyTPS, b.PITRBinlogTPS)
-	for _, r := range reps {
+	for _, r := range b.Runs {
+		// Only the runs the tables use get ratios; a run that was a
+		// configuration's only one in an earlier round may not be now.
 		r.VsNativeSingle, r.VsBestNative, r.VsCeiling = 0, 0, 0
 		r.PredictedSpeedup, r.MeasuredSpeedup, r.Disagrees, r.OffBecause = 0, 0, false, ""
+	}
+	for _, r := range reps {
 		if !r.ok() {
 			continue
 		}
