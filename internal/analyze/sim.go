@@ -35,10 +35,10 @@ type CostModel struct {
 // MariaDB target, sysbench write_only, four rows, applied by the native
 // single thread at 2,420 transactions a second durable and 14,572 not: the
 // commit's flush adds five times the transaction's own 0.07 ms), with
-// replicate's defaults: batches of 64, commit order preserved; and a
+// replicate's defaults: batches of 256, commit order preserved; and a
 // target of unlimited capacity. DefaultCapacity is the calibrated capacity
 // of a target with the given number of cores.
-var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, Commit: 10, Batch: 64, PreserveOrder: true}
+var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, Commit: 10, Batch: 256, PreserveOrder: true}
 
 // DefaultCapacity is calibrated on this project's benchmark
 // (bench/results/2026-11-22-durable: five sysbench workloads, backlogs

@@ -24,20 +24,20 @@ func TestApplyNamesRoundTrip(t *testing.T) {
 		"native-4-conservative":                {Kind: Native, Threads: 4, Mode: "conservative"},
 		"native-single-receive":                {Kind: Native, Receive: true},
 		"native-16-aggressive-receive":         {Kind: Native, Threads: 16, Mode: "aggressive", Receive: true},
-		"paraply-16-writeset-session":          {Kind: Paraply, Threads: 16, Mode: "writeset-session", Batch: 64},
+		"paraply-16-writeset-session":          {Kind: Paraply, Threads: 16, Mode: "writeset-session", Batch: DefaultBatch},
 		"paraply-8-commit-order-nobatch":       {Kind: Paraply, Threads: 8, Mode: "commit-order", Batch: 1},
 		"paraply-4-writeset-batch16":           {Kind: Paraply, Threads: 4, Mode: "writeset", Batch: 16},
 		"paraply-4-writeset-nobatch-unordered": {Kind: Paraply, Threads: 4, Mode: "writeset", Batch: 1, Unordered: true},
-		"paraply-8-writeset-unordered-binlog":  {Kind: Paraply, Threads: 8, Mode: "writeset", Batch: 64, Unordered: true, Binlog: true},
+		"paraply-8-writeset-unordered-binlog":  {Kind: Paraply, Threads: 8, Mode: "writeset", Batch: DefaultBatch, Unordered: true, Binlog: true},
 		"paraply-16-writeset-gtids":            {Kind: Paraply, Threads: 16, Mode: "writeset", Batch: 1, GTIDs: true},
-		"paraply-auto-writeset":                {Kind: Paraply, Mode: "writeset", Batch: 64},
-		"paraply-auto-serial-unordered":        {Kind: Paraply, Mode: "serial", Batch: 64, Unordered: true},
+		"paraply-auto-writeset":                {Kind: Paraply, Mode: "writeset", Batch: DefaultBatch},
+		"paraply-auto-serial-unordered":        {Kind: Paraply, Mode: "serial", Batch: DefaultBatch, Unordered: true},
 		"ceiling":                              {Kind: Ceiling, Threads: 16},
 		"ceiling-32":                           {Kind: Ceiling, Threads: 32},
 		"mariadb-binlog":                       {Kind: MariadbBinlog},
 		"apply-16":                             {Kind: ParaplyApply, Threads: 16},
-		"paraply-auto-writeset@b":              {Kind: Paraply, Mode: "writeset", Batch: 64, B: true},
-		"paraply-8-writeset-unordered@b":       {Kind: Paraply, Threads: 8, Mode: "writeset", Batch: 64, Unordered: true, B: true},
+		"paraply-auto-writeset@b":              {Kind: Paraply, Mode: "writeset", Batch: DefaultBatch, B: true},
+		"paraply-8-writeset-unordered@b":       {Kind: Paraply, Threads: 8, Mode: "writeset", Batch: DefaultBatch, Unordered: true, B: true},
 		"apply-16@b":                           {Kind: ParaplyApply, Threads: 16, B: true},
 	} {
 		got, err := ParseApply(name)
@@ -233,8 +233,8 @@ func TestMarkdownAndChart(t *testing.T) {
 	for _, want := range []string{
 		"| write_only T=1 durable | 1000 | 2000 (native-16-aggressive) | 2800 | 1.40x | 3000 (paraply-16-writeset) | 1.50x | 4000 |",
 		"| write_only T=1 durable | 1500 (native-16-aggressive-receive) | 2800 | 1.87x | 3000 (paraply-16-writeset) | 2.00x |",
-		"| paraply 16 writeset batch=64* | 10.0 | 3000 | 3.00x | 1.50x | 0.75x | 8.00x | 6.00x | prediction off by -25% |  |  |",
-		"| paraply 16 commit-order batch=64* | failed after 10.0 |",
+		"| paraply 16 writeset batch=256* | 10.0 | 3000 | 3.00x | 1.50x | 0.75x | 8.00x | 6.00x | prediction off by -25% |  |  |",
+		"| paraply 16 commit-order batch=256* | failed after 10.0 |",
 		"The backlog could not be built",
 		"![write_only](chart-write_only.svg)",
 	} {
@@ -248,7 +248,7 @@ func TestMarkdownAndChart(t *testing.T) {
 			t.Errorf("chart %s is not well-formed XML: %v", w, err)
 		}
 	}
-	if svg := res.chart("write_only"); !strings.Contains(svg, "paraply 16 writeset batch=64: 3000 tps") {
+	if svg := res.chart("write_only"); !strings.Contains(svg, "paraply 16 writeset batch=256: 3000 tps") {
 		t.Errorf("chart lacks the paraply bar:\n%s", svg)
 	}
 }
@@ -324,7 +324,7 @@ func TestRoundsUseMedians(t *testing.T) {
 	res := &Results{Header: Header{Rounds: 3, ParaplyBinaryB: "sha256:b"}, Backlogs: []*Backlog{b}}
 	md := res.Markdown()
 	for _, want := range []string{"| native 16 aggressive | 10.0 | 2000 (1800-9000, median of 3) |", "| write_only T=1 durable | 2800 | 2600 | 0.93x | 1.30x |",
-		"paraply auto writeset batch=64 (binary B)", "- Rounds: 3."} {
+		"paraply auto writeset batch=256 (binary B)", "- Rounds: 3."} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
