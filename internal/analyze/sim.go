@@ -3,6 +3,8 @@ package analyze
 import (
 	"container/heap"
 	"math"
+
+	"github.com/paraply/paraply/internal/deptrack"
 )
 
 // CostModel prices a transaction's apply in abstract time units: PerTxn for
@@ -107,7 +109,7 @@ func (s *simulator) add(seq, wait uint64, on []uint64, rows int) float64 {
 	b := &s.open
 	full := b.n >= max(1, s.model.Batch)
 	if b.n > 0 && !full {
-		late := !s.joins(wait, on) || s.waitsForLate(wait, on)
+		late := !s.joins(wait, on) || b.lateAt != nil && (deptrack.Deps{Wait: wait, On: on}).WaitsForMarked(b.first, b.lateAt)
 		if late && b.lateAt == nil && s.model.PreserveOrder {
 			b.lateAt = make([]bool, b.n, s.model.Batch)
 		}
@@ -148,28 +150,6 @@ func (s *simulator) joins(wait uint64, on []uint64) bool {
 		}
 	}
 	return true
-}
-
-// waitsForLate reports whether a transaction waiting for wait and on
-// waits for one of the open batch applied after its turn.
-func (s *simulator) waitsForLate(wait uint64, on []uint64) bool {
-	b := &s.open
-	if b.lateAt == nil {
-		return false
-	}
-	if wait >= b.first {
-		for _, late := range b.lateAt[:min(int(wait-b.first)+1, len(b.lateAt))] {
-			if late {
-				return true
-			}
-		}
-	}
-	for _, o := range on {
-		if o >= b.first && int(o-b.first) < len(b.lateAt) && b.lateAt[o-b.first] {
-			return true
-		}
-	}
-	return false
 }
 
 // startAt is when work beginning with a transaction that waits for wait

@@ -77,6 +77,27 @@ func (d Deps) LastCommitted() uint64 {
 	return d.Wait
 }
 
+// WaitsForMarked reports whether the transaction waits for one of the
+// run first, first+1, ... that marked flags (marked[i] for first+i). A
+// Wait reaching into the run counts as waiting for all of it up to there.
+// The scheduler and the analyzer's simulator use it to find, in a batch,
+// the transactions applied after its commit turn.
+func (d Deps) WaitsForMarked(first uint64, marked []bool) bool {
+	if d.Wait >= first {
+		for _, m := range marked[:min(d.Wait-first+1, uint64(len(marked)))] {
+			if m {
+				return true
+			}
+		}
+	}
+	for _, o := range d.On {
+		if o >= first && o-first < uint64(len(marked)) && marked[o-first] {
+			return true
+		}
+	}
+	return false
+}
+
 // Stats are a tracker's counters.
 type Stats struct {
 	Transactions int64

@@ -232,7 +232,7 @@ func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *applier.Work {
 			}
 			late = true
 		case w.AfterTurn != nil:
-			late = waitsForLate(e, s, w.AfterTurn)
+			late = e.deps.WaitsForMarked(s, w.AfterTurn)
 		}
 		if late && w.AfterTurn == nil {
 			w.AfterTurn = make([]bool, len(w.Txns), maxTxns)
@@ -243,25 +243,6 @@ func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *applier.Work {
 		}
 	}
 	return w
-}
-
-// waitsForLate reports whether e waits for a transaction of the run from
-// s that afterTurn marks (see next). A Wait reaching into the run counts
-// as waiting for all of it up to there.
-func waitsForLate(e *entry, s uint64, afterTurn []bool) bool {
-	if w := e.deps.Wait; w >= s {
-		for _, late := range afterTurn[:min(int(w-s)+1, len(afterTurn))] {
-			if late {
-				return true
-			}
-		}
-	}
-	for _, o := range e.deps.On {
-		if o >= s && int(o-s) < len(afterTurn) && afterTurn[o-s] {
-			return true
-		}
-	}
-	return false
 }
 
 // nextUnordered forms work for a pool that does not preserve commit
