@@ -80,7 +80,7 @@ stream are learned from their CREATE TABLE.`,
 	f.Float64Var(&opts.Model.Commit, "cost-per-commit", analyze.DefaultCostModel.Commit, "simulation: cost of one commit on the target (round trip and log flush), shared by the transactions of a batch")
 	f.IntVar(&opts.Model.Batch, "batch-max-txns", analyze.DefaultCostModel.Batch, "simulation: source transactions applied in one target transaction at most, as replicate's flag")
 	f.BoolVar(&opts.Model.PreserveOrder, "preserve-commit-order", true, "simulation: commit in source order (the report also gives the speedups without)")
-	f.Float64Var(&opts.Model.Capacity, "capacity", 0, "simulation: transactions the target can apply at once (0: unlimited, the dependencies' bound; about 0.55 per target core fits a CPU-bound target applied with batching)")
+	f.Float64Var(&opts.Model.Capacity, "capacity", 0, "simulation: transactions the target can apply at once (0: unlimited, the dependencies' bound; about 0.65 per target core fits a CPU-bound target applied with batching)")
 	f.IntVar(&opts.TopN, "top", 10, "how many hot rows and tables to list")
 	cmd.MarkFlagsMutuallyExclusive("schema", "schema-file")
 	return cmd

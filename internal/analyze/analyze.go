@@ -180,7 +180,7 @@ func speedups(sims []*simulator, workers []int) map[string]float64 {
 	for i, w := range workers {
 		if m := sims[i].makespan(); m > 0 {
 			s := base / m
-			if c := sims[i].model.Capacity; c > 0 {
+			if c := sims[i].model.capacity(); c > 0 {
 				s = min(s, max(1, c)) // a target that applies c transactions at once
 			}
 			out[strconv.Itoa(w)] = round2(s)

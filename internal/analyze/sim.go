@@ -27,7 +27,8 @@ type CostModel struct {
 	PreserveOrder bool `json:"preserve_commit_order"`
 	// Capacity is how many transactions the target can apply at once
 	// before they slow each other down (its cores over the share of an
-	// apply spent on CPU); more workers than that add nothing. 0 means
+	// apply spent on CPU); more workers than that add nothing, and
+	// workers keeping commit order use orderedShare of it. 0 means
 	// unlimited: the speedup the dependencies alone allow.
 	Capacity float64 `json:"capacity"`
 }
@@ -43,14 +44,30 @@ type CostModel struct {
 var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, Commit: 10, Batch: 256, PreserveOrder: true}
 
 // DefaultCapacity is calibrated on this project's benchmark
-// (bench/results/2026-11-22-durable: five sysbench workloads, backlogs
-// from 1 and 16 clients, a durable two-core MariaDB 10.11 target, paraply
-// batching 16 transactions a commit): 16 workers applied 0.79 to 1.25
-// times as fast as one (1.02 on average with writeset), because one
-// batching worker already keeps the two cores busy between the target's
-// CPU, its fsyncs and paraply's own. What more workers gain there is
-// batching, not parallel apply.
-func DefaultCapacity(cores int) float64 { return 0.55 * float64(cores) }
+// (bench/results/2026-11-26-predictions: sysbench write_only, hot rows and
+// update_index from one client, a durable two-core MariaDB 10.11 target,
+// paraply batching 256 transactions a commit): 4 unordered workers applied
+// 1.13 to 1.39 times as fast as one, because one batching worker already
+// keeps the two cores busy between the target's CPU, its fsyncs and
+// paraply's own. What more workers gain there is batching, not parallel
+// apply. (The earlier 0.55, from batches of 16, was the ordered share.)
+func DefaultCapacity(cores int) float64 { return 0.65 * float64(cores) }
+
+// orderedShare is the share of the target's capacity that workers keeping
+// commit order use: each holds its open transaction until its turn, so
+// part of the target's time is one worker waiting for another. Measured
+// with DefaultCapacity's runs: 4 and 16 ordered writeset workers applied
+// 1.03 to 1.15 times as fast as one, unordered 1.13 to 1.39.
+const orderedShare = 0.85
+
+// capacity is how many transactions the simulated workers can apply at
+// once on the target (0: unlimited).
+func (c CostModel) capacity() float64 {
+	if c.PreserveOrder {
+		return c.Capacity * orderedShare
+	}
+	return c.Capacity
+}
 
 func (c CostModel) cost(rows int) float64 { return c.PerTxn + c.PerRow*float64(rows) }
 
@@ -68,9 +85,10 @@ const ringSize = 1 << 16
 // follow one another; a later transaction of the batch that waits for
 // work still in flight, or for one of the batch that does, is applied
 // after the turn, the others at once (applier.Work.AfterTurn). Without
-// it, such a transaction ends the batch before it and goes alone once
-// ready, while the transactions after it go on (paraply looks ahead past
-// a blocked transaction).
+// it, such a transaction is applied once what it waits for has committed,
+// at the end of the same work: paraply leaves it for later work and goes
+// on past it, so it shares a commit either way, and waiting at the end
+// of this work approximates the later work's start.
 type simulator struct {
 	model   CostModel
 	free    floatHeap         // when each worker is next free
@@ -83,19 +101,21 @@ type simulator struct {
 }
 
 // batch is work being formed: transactions first..first+n-1, started at
-// start, costing work before its commit, of which late after its turn
-// (the transactions lateAt marks; nil when none).
+// start, costing work before its commit, of which late once lateReady has
+// passed (and, with commit order kept, after its turn): the transactions
+// lateAt marks (nil when none).
 type batch struct {
-	first  uint64
-	n      int
-	start  float64
-	work   float64
-	late   float64
-	lateAt []bool
+	first     uint64
+	n         int
+	start     float64
+	work      float64
+	late      float64
+	lateReady float64
+	lateAt    []bool
 }
 
 func newSimulator(workers int, model CostModel) *simulator {
-	if c := model.Capacity; c > 0 && float64(workers) > c {
+	if c := model.capacity(); c > 0 && float64(workers) > c {
 		workers = max(1, int(math.Ceil(c))) // and speedups caps the result at c
 	}
 	return &simulator{model: model, free: make(floatHeap, workers)}
@@ -107,49 +127,46 @@ func newSimulator(workers int, model CostModel) *simulator {
 func (s *simulator) add(seq, wait uint64, on []uint64, rows int) float64 {
 	cost := s.model.cost(rows)
 	b := &s.open
-	full := b.n >= max(1, s.model.Batch)
-	if b.n > 0 && !full {
+	if b.n > 0 && b.n < max(1, s.model.Batch) {
 		late := !s.joins(wait, on) || b.lateAt != nil && (deptrack.Deps{Wait: wait, On: on}).WaitsForMarked(b.first, b.lateAt)
-		if late && b.lateAt == nil && s.model.PreserveOrder {
+		if late && b.lateAt == nil {
 			b.lateAt = make([]bool, b.n, s.model.Batch)
 		}
-		if !late || b.lateAt != nil {
-			b.n++
-			if b.lateAt != nil {
-				b.lateAt = append(b.lateAt, late)
-			}
-			if late {
-				b.late += cost
-				return max(b.start+b.work, s.lastCmt)
-			}
+		b.n++
+		if b.lateAt != nil {
+			b.lateAt = append(b.lateAt, late)
+		}
+		if !late {
 			b.work += cost
 			return b.start
 		}
+		b.late += cost
+		b.lateReady = max(b.lateReady, s.readyBefore(b.first, wait, on))
+		return max(b.start+b.work, b.lateReady)
 	}
-	blocked := b.n > 0 && !full
 	s.close()
 	s.open = batch{first: seq, n: 1, start: s.startAt(wait, on), work: cost}
-	start := s.open.start
-	if blocked {
-		s.close()
-	}
-	return start
+	return s.open.start
 }
 
 // joins reports whether a transaction waiting for wait and on may join the
 // open batch: everything it waits for before the batch has committed when
 // the batch starts.
 func (s *simulator) joins(wait uint64, on []uint64) bool {
-	b := &s.open
-	if s.prefixAt(min(wait, b.first-1)) > b.start {
-		return false
-	}
+	return s.readyBefore(s.open.first, wait, on) <= s.open.start
+}
+
+// readyBefore is when everything before transaction first that a
+// transaction waiting for wait and on waits for has committed (what it
+// waits for from first on is in its own work).
+func (s *simulator) readyBefore(first, wait uint64, on []uint64) float64 {
+	ready := s.prefixAt(min(wait, first-1))
 	for _, o := range on {
-		if o < b.first && s.commitAt(o) > b.start {
-			return false
+		if o < first {
+			ready = max(ready, s.commitAt(o))
 		}
 	}
-	return true
+	return ready
 }
 
 // startAt is when work beginning with a transaction that waits for wait
@@ -170,11 +187,11 @@ func (s *simulator) close() {
 		return
 	}
 	s.open = batch{}
-	commit := b.start + b.work
+	commit := max(b.start+b.work, b.lateReady)
 	if s.model.PreserveOrder {
-		commit = max(commit, s.lastCmt) + b.late
+		commit = max(commit, s.lastCmt)
 	}
-	commit += s.model.Commit
+	commit += b.late + s.model.Commit
 	s.free[0] = commit
 	heap.Fix(&s.free, 0)
 	s.lastCmt = commit

@@ -52,33 +52,64 @@ func TestSimulatorBatches(t *testing.T) {
 	}
 }
 
-// TestSimulatorAfterTurn: with commit order kept, a transaction of a batch
-// that waits for the batch before it, still in flight, is applied after
-// the batch's turn, and the batch goes on past it; without, it ends the
-// batch and goes alone. 8 transactions, batches of 4, 2 workers; 7 waits
-// for 2.
+// TestSimulatorAfterTurn: a transaction of a batch that waits for the
+// batch before it, still in flight, and those that wait for it, are
+// applied once that batch has committed (with commit order kept, after
+// the batch's turn), and the batch goes on past them: they share its
+// commit. 8 transactions, batches of 4, 2 workers; 7 waits for 2, and 8
+// for 7 when chained.
 func TestSimulatorAfterTurn(t *testing.T) {
-	run := func(m CostModel) float64 {
+	run := func(m CostModel, chained bool) float64 {
 		s := newSimulator(2, m)
 		for seq := uint64(1); seq <= 8; seq++ {
 			var on []uint64
-			if seq == 7 {
+			switch {
+			case seq == 7:
 				on = []uint64{2}
+			case seq == 8 && chained:
+				on = []uint64{7}
 			}
 			s.add(seq, 0, on, 0)
 		}
 		return s.makespan()
 	}
+	ordered := CostModel{PerTxn: 1, Commit: 10, Batch: 4, PreserveOrder: true}
+	unordered := CostModel{PerTxn: 1, Commit: 10, Batch: 4}
 	// [1 2 3 4] commits at 4+10; [5 6 8] runs at once on the other
-	// worker, 7 after 14: 14+1+10.
-	if got := run(CostModel{PerTxn: 1, Commit: 10, Batch: 4, PreserveOrder: true}); got != 25 {
-		t.Errorf("ordered: makespan %v, want 25", got)
+	// worker, 7 after 14: 14+1+10, ordered or not.
+	for _, m := range []CostModel{ordered, unordered} {
+		if got := run(m, false); got != 25 {
+			t.Errorf("preserve order %v: makespan %v, want 25", m.PreserveOrder, got)
+		}
 	}
-	// [5 6] commits at 2+10; 7 goes alone once 2 committed: 14+1+10;
-	// 8 on the worker free at 14: 14+1+10. (Ordered, that way, would
-	// take 44: [5 6] commits after 14, at 24, 7 at 34, 8 at 44.)
-	if got := run(CostModel{PerTxn: 1, Commit: 10, Batch: 4}); got != 25 {
-		t.Errorf("unordered: makespan %v, want 25", got)
+	// 8 waits for 7: both after 14, one commit: 14+2+10. (Were 7 to end
+	// the batch and go alone, 8 would start at 25 and commit at 36.)
+	for _, m := range []CostModel{ordered, unordered} {
+		if got := run(m, true); got != 26 {
+			t.Errorf("preserve order %v, 8 waits for 7: makespan %v, want 26", m.PreserveOrder, got)
+		}
+	}
+}
+
+// TestCapacityOrderedShare: workers keeping commit order are capped at
+// orderedShare of the target's capacity, unordered ones at all of it.
+func TestCapacityOrderedShare(t *testing.T) {
+	m := CostModel{PerTxn: 1, Batch: 4, Capacity: 2} // no commit cost: work alone bounds the time
+	sims := func(m CostModel) []*simulator {
+		out := []*simulator{newSimulator(1, m), newSimulator(8, m)}
+		for _, s := range out {
+			for seq := uint64(1); seq <= 64; seq++ {
+				s.add(seq, 0, nil, 0) // independent: 8 workers would gain 8x
+			}
+		}
+		return out
+	}
+	if got := speedups(sims(m), []int{1, 8})["8"]; got != 2 {
+		t.Errorf("unordered speedup %v, want the capacity 2", got)
+	}
+	m.PreserveOrder = true
+	if got, want := speedups(sims(m), []int{1, 8})["8"], round2(2*orderedShare); got != want {
+		t.Errorf("ordered speedup %v, want %v", got, want)
 	}
 }
 
