@@ -51,7 +51,9 @@ func WriteText(w io.Writer, r *Report) error {
 	tw.Flush()
 	capacity := "unlimited"
 	if r.CostModel.Capacity > 0 {
-		capacity = fmt.Sprintf("%.1f transactions at once", r.CostModel.Capacity)
+		ordered := r.CostModel
+		ordered.PreserveOrder = true
+		capacity = fmt.Sprintf("%.1f transactions at once, %.1f with commit order kept", r.CostModel.Capacity, ordered.capacity())
 	}
 	p.f("\n(speedup: simulated apply time of 1 worker / N workers; cost model %.2f per transaction + %.2f per row + %.2f per commit, batches of up to %d, commit order preserved=%v (unordered: without), target capacity %s)\n",
 		r.CostModel.PerTxn, r.CostModel.PerRow, r.CostModel.Commit, max(1, r.CostModel.Batch), r.CostModel.PreserveOrder, capacity)
