@@ -289,3 +289,11 @@ func processCPU(pid int) float64 {
 
 // clockTicks is USER_HZ, 100 on every Linux architecture Go supports here.
 const clockTicks = 100
+
+// server is the server of c that applies with a.
+func (c *cluster) server(a Apply) *sandbox.Server {
+	if a.Kind == Native {
+		return c.replica
+	}
+	return c.target
+}

@@ -56,8 +56,10 @@
 //     multi-worker paraply run and the first run of each point-in-time
 //     recovery (Config.Verify); a difference fails the benchmark.
 //
-// A run that fails or exceeds Config.RunTimeout is recorded as failed and
-// its server killed; the benchmark goes on and exits with ErrFailed.
+// After every run (and its verification) the server that applied is
+// killed, so that its background flushing does not slow the next run. A
+// run that fails or exceeds Config.RunTimeout is recorded as failed; the
+// benchmark goes on and exits with ErrFailed.
 //
 // # Output
 //
