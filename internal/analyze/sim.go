@@ -50,7 +50,8 @@ var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, Commit: 10, Batch: 256
 // 1.13 to 1.39 times as fast as one, because one batching worker already
 // keeps the two cores busy between the target's CPU, its fsyncs and
 // paraply's own. What more workers gain there is batching, not parallel
-// apply. (The earlier 0.55, from batches of 16, was the ordered share.)
+// apply. (It was 0.55 for every worker, from runs batching 16
+// transactions, before ordered batches went on past waiting ones.)
 func DefaultCapacity(cores int) float64 { return 0.65 * float64(cores) }
 
 // orderedShare is the share of the target's capacity that workers keeping
