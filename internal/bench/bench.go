@@ -161,17 +161,15 @@ func (b *benchmark) measureRound(ctx context.Context, c *cluster, bl *Backlog, n
 		if run.Failed {
 			b.failures = append(b.failures, fmt.Sprintf("%s %s failed", a.Label(), name))
 			b.logf("[%d/%d] %s %s: FAILED after %.1f s: %s", b.done, b.total, a.Label(), name, run.Seconds, firstLine(run.Error))
-			if err := b.res.write(b.cfg.OutDir); err != nil {
-				return err
+		} else {
+			b.logf("[%d/%d] %s %s: %.1f s, %.0f tps", b.done, b.total, a.Label(), name, run.Seconds, run.TPS)
+			if b.shouldVerify(a, verified) {
+				b.verify(ctx, c, a, run, name)
 			}
-			continue
 		}
-		b.logf("[%d/%d] %s %s: %.1f s, %.0f tps", b.done, b.total, a.Label(), name, run.Seconds, run.TPS)
-		if b.shouldVerify(a, verified) {
-			b.verify(ctx, c, a, run, name)
-		}
-		// The server keeps flushing the run's dirty pages and purging for
-		// seconds; on two cores that slowed the next configuration's run
+		// Whatever the server is still doing must not disturb the next
+		// run: after a run it keeps flushing dirty pages and purging for
+		// seconds, which on two cores slowed the next configuration's run
 		// (the first paraply run after the native ones: paraply's CPU per
 		// write_only transaction 0.036 ms against 0.021-0.027 in the
 		// others). Its next use restores it anyway.
@@ -222,9 +220,6 @@ func (b *benchmark) apply(ctx context.Context, c *cluster, a Apply, bl *Backlog,
 	if err != nil {
 		run.Failed, run.Error = true, err.Error()
 		run.Seconds = round(run.Seconds, 1)
-		// Whatever it was doing must not disturb the next run; the next
-		// use of the server restores it anyway.
-		_ = srv.Kill()
 		return run
 	}
 	run.Seconds = round(run.Seconds, 3)
@@ -265,12 +260,8 @@ func (b *benchmark) shouldVerify(a Apply, verified map[Kind]bool) bool {
 
 // verify compares the server that applied run with the source.
 func (b *benchmark) verify(ctx context.Context, c *cluster, a Apply, run *Measurement, name string) {
-	srv := c.target
-	if a.Kind == Native {
-		srv = c.replica
-	}
 	began := time.Now()
-	report, err := c.verifyAgainstSource(ctx, srv)
+	report, err := c.verifyAgainstSource(ctx, c.server(a))
 	ok := err == nil
 	run.Verified = &ok
 	switch {
