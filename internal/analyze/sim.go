@@ -28,7 +28,7 @@ type CostModel struct {
 	// Capacity is how many transactions the target can apply at once
 	// before they slow each other down (its cores over the share of an
 	// apply spent on CPU); more workers than that add nothing, and
-	// workers keeping commit order use orderedShare of it. 0 means
+	// workers keeping commit order use OrderedShare of it. 0 means
 	// unlimited: the speedup the dependencies alone allow.
 	Capacity float64 `json:"capacity"`
 }
@@ -54,18 +54,18 @@ var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, Commit: 10, Batch: 256
 // transactions, before ordered batches went on past waiting ones.)
 func DefaultCapacity(cores int) float64 { return 0.65 * float64(cores) }
 
-// orderedShare is the share of the target's capacity that workers keeping
+// OrderedShare is the share of the target's capacity that workers keeping
 // commit order use: each holds its open transaction until its turn, so
 // part of the target's time is one worker waiting for another. Measured
 // with DefaultCapacity's runs: 4 and 16 ordered writeset workers applied
 // 1.03 to 1.15 times as fast as one, unordered 1.13 to 1.39.
-const orderedShare = 0.85
+const OrderedShare = 0.85
 
 // capacity is how many transactions the simulated workers can apply at
 // once on the target (0: unlimited).
 func (c CostModel) capacity() float64 {
 	if c.PreserveOrder {
-		return c.Capacity * orderedShare
+		return c.Capacity * OrderedShare
 	}
 	return c.Capacity
 }

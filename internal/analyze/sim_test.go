@@ -92,7 +92,7 @@ func TestSimulatorAfterTurn(t *testing.T) {
 }
 
 // TestCapacityOrderedShare: workers keeping commit order are capped at
-// orderedShare of the target's capacity, unordered ones at all of it.
+// OrderedShare of the target's capacity, unordered ones at all of it.
 func TestCapacityOrderedShare(t *testing.T) {
 	m := CostModel{PerTxn: 1, Batch: 4, Capacity: 2} // no commit cost: work alone bounds the time
 	sims := func(m CostModel) []*simulator {
@@ -108,7 +108,7 @@ func TestCapacityOrderedShare(t *testing.T) {
 		t.Errorf("unordered speedup %v, want the capacity 2", got)
 	}
 	m.PreserveOrder = true
-	if got, want := speedups(sims(m), []int{1, 8})["8"], round2(2*orderedShare); got != want {
+	if got, want := speedups(sims(m), []int{1, 8})["8"], round2(2*OrderedShare); got != want {
 		t.Errorf("ordered speedup %v, want %v", got, want)
 	}
 }
