@@ -27,10 +27,10 @@ func (res *Results) Markdown() string {
 			}
 		}
 	}
-	strings.NewReplacer(
+	sb.WriteString(strings.NewReplacer(
 		"{capacity}", strconv.FormatFloat(analyze.DefaultCapacity(1), 'f', -1, 64),
 		"{ordered-share}", strconv.FormatFloat(analyze.OrderedShare, 'f', -1, 64),
-	).WriteString(&sb, notes)
+	).Replace(notes))
 	return sb.String()
 }
 
