@@ -20,7 +20,8 @@ import (
 // workload on it with clients sysbench threads and K events. Nothing
 // replicates meanwhile: the replica's threads are stopped and paraply is
 // not running. The binary log is rotated before and after, so the files in
-// between hold exactly the backlog.
+// between hold exactly the backlog. Then the source settles (see settle)
+// before any run.
 func (c *cluster) buildBacklog(ctx context.Context, w Workload, clients int) (*Backlog, error) {
 	b := &Backlog{
 		Workload: w.Name, Script: w.Script, Args: w.Args, Clients: clients,
@@ -79,6 +80,11 @@ func (c *cluster) buildBacklog(ctx context.Context, w Workload, clients int) (*B
 		b.BinlogBytes += fi.Size()
 	}
 	b.files = files
+	waited, left, err := settle(ctx, c.source)
+	if err != nil {
+		return b, fmt.Errorf("settling the source after the build: %w", err)
+	}
+	b.SettleSeconds, b.Unsettled = round(waited.Seconds(), 2), left
 	if err := c.predict(ctx, b, files); err != nil {
 		b.PredictError = err.Error()
 	}

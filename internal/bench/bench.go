@@ -131,8 +131,11 @@ func (b *benchmark) measure(ctx context.Context, c *cluster, w Workload, clients
 		b.done += len(b.cfg.Applies) * b.cfg.rounds()
 		return b.res.write(b.cfg.OutDir)
 	}
-	b.logf("backlog %s: %d transactions in %.1f s on the source (%.0f tps), %.1f MB of binlog, analyzed in %.1f s",
-		name, bl.Transactions, bl.BuildSeconds, bl.SourceTPS, float64(bl.BinlogBytes)/1e6, bl.AnalyzeSeconds)
+	b.logf("backlog %s: %d transactions in %.1f s on the source (%.0f tps), %.1f MB of binlog, settled in %.1f s, analyzed in %.1f s",
+		name, bl.Transactions, bl.BuildSeconds, bl.SourceTPS, float64(bl.BinlogBytes)/1e6, bl.SettleSeconds, bl.AnalyzeSeconds)
+	if bl.Unsettled != "" {
+		b.logf("backlog %s: the source did not settle in %s: %s", name, settleTimeout, bl.Unsettled)
+	}
 	if bl.PredictError != "" {
 		b.logf("backlog %s: no prediction: %s", name, firstLine(bl.PredictError))
 	}

@@ -172,6 +172,10 @@ func (b *Backlog) writeTable(sb *strings.Builder) {
 	}
 	fmt.Fprintf(sb, "sysbench %s%s, %d clients on the source: %d transactions (GTID %s to %s) in %.1f s (%.0f tps), %.1f MB of binlog.\n",
 		b.Script, args, b.Clients, b.Transactions, b.Before, b.After, b.BuildSeconds, b.SourceTPS, float64(b.BinlogBytes)/1e6)
+	fmt.Fprintf(sb, "The source then settled (dirty pages flushed, purge done) in %.1f s before the runs.\n", b.SettleSeconds)
+	if b.Unsettled != "" {
+		fmt.Fprintf(sb, "It had not settled after %s: %s.\n", settleTimeout, b.Unsettled)
+	}
 	if b.PredictError != "" {
 		fmt.Fprintf(sb, "No prediction: `%s`\n", firstLine(b.PredictError))
 	}

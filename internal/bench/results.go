@@ -44,6 +44,10 @@ type Backlog struct {
 	// its rate there.
 	BuildSeconds float64 `json:"build_seconds"`
 	SourceTPS    float64 `json:"source_tps"`
+	// SettleSeconds is how long the source took to settle after the build
+	// (see settle); Unsettled is what it had left if it did not.
+	SettleSeconds float64 `json:"settle_seconds"`
+	Unsettled     string  `json:"unsettled,omitempty"`
 	// Predictions are `paraply analyze`'s, one for each batch size of the
 	// paraply runs.
 	Predictions  []Prediction `json:"predictions,omitempty"`

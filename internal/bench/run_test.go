@@ -63,6 +63,10 @@ func TestRunTiny(t *testing.T) {
 	if b.Transactions != 200 || b.PredictError != "" || len(b.Predictions) != 2 || b.Predictions[0].Ordered["writeset"]["4"] == 0 {
 		t.Errorf("backlog: %d transactions, predictions %+v (%s)", b.Transactions, b.Predictions, b.PredictError)
 	}
+	// settle saw no dirty page and no purge left on the source.
+	if b.Unsettled != "" {
+		t.Errorf("the source did not settle: %s", b.Unsettled)
+	}
 	for _, r := range b.Runs {
 		if !r.ok() {
 			t.Errorf("%s failed: %s", r.Config, r.Error)
