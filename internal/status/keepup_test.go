@@ -32,7 +32,8 @@ const lagTolerance = 100 * time.Millisecond
 //   - Ten samples over a minute: neither shows a warning, both say they keep
 //     up, and their lag is within 0.1 s of the lag a heartbeat row shows
 //     (written with NOW(6) on the source every 20 ms by the test, read on
-//     the target).
+//     the target; for the receive-time lag less its age on the source, see
+//     measureLag).
 //   - Then both targets are locked for 10 s (FLUSH TABLES WITH READ LOCK):
 //     at 10 s behind, the lag is again within 0.1 s of the heartbeat's, and
 //     neither says it keeps up.
