@@ -47,6 +47,7 @@ func run() int {
 	paraply := flag.String("paraply", def.Paraply, "paraply binary")
 	paraplyB := flag.String("paraply-b", "", "a second paraply binary, run by the configurations named ...@b (e.g. paraply-auto-writeset@b), to compare two builds in one run")
 	rounds := flag.Int("rounds", 1, "run each backlog's configurations this many times, round after round; the tables use each configuration's median run")
+	repeatUnder := flag.Duration("repeat-under", 0, "with -rounds: only configurations whose first run on a backlog took less than this run again in the later rounds (0: all)")
 	timeout := flag.Duration("run-timeout", def.RunTimeout, "a run taking longer is recorded as failed")
 	verify := flag.String("verify", def.Verify, "runs checked with paraply verify: first, all or none")
 	bufferPool := flag.Int("buffer-pool-mb", def.BufferPoolMB, "innodb_buffer_pool_size of every server, MiB (at most 256)")
@@ -109,7 +110,7 @@ func run() int {
 	}
 	cfg.Paraply, cfg.RunTimeout, cfg.Verify, cfg.BufferPoolMB = *paraply, *timeout, *verify, *bufferPool
 	cfg.Warm, cfg.BaseDir, cfg.Profile = !*noWarm, *baseDir, *profile
-	cfg.ParaplyB, cfg.Rounds = *paraplyB, *rounds
+	cfg.ParaplyB, cfg.Rounds, cfg.RepeatUnder = *paraplyB, *rounds, *repeatUnder
 	cfg.OutDir = *out
 	if cfg.OutDir == "" {
 		cfg.OutDir = defaultOutDir(quick)

@@ -158,6 +158,12 @@ func (b *benchmark) measureRound(ctx context.Context, c *cluster, bl *Backlog, n
 		if ctx.Err() != nil {
 			break
 		}
+		if n > 1 {
+			if first := bl.firstRun(a.Name()); !b.cfg.repeats(first) {
+				b.total--
+				continue
+			}
+		}
 		run := b.apply(ctx, c, a, bl, n)
 		bl.Runs = append(bl.Runs, run)
 		b.done++
@@ -181,6 +187,24 @@ func (b *benchmark) measureRound(ctx context.Context, c *cluster, bl *Backlog, n
 		}
 		if err := b.res.write(b.cfg.OutDir); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// repeats reports whether a configuration whose first run on a backlog
+// was first runs again in a later round (see Config.RepeatUnder): unless
+// that run succeeded and took RepeatUnder or longer.
+func (c Config) repeats(first *Measurement) bool {
+	return c.RepeatUnder <= 0 || !first.ok() || first.Seconds < c.RepeatUnder.Seconds()
+}
+
+// firstRun is configuration name's run in the backlog's first round, nil
+// if there is none.
+func (b *Backlog) firstRun(name string) *Measurement {
+	for _, r := range b.Runs {
+		if r.Config == name && r.Round <= 1 {
+			return r
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestApplyNamesRoundTrip(t *testing.T) {
@@ -332,5 +333,34 @@ func TestRoundsUseMedians(t *testing.T) {
 	}
 	if n := strings.Count(md, "| native 16 aggressive |"); n != 1 {
 		t.Errorf("native 16 aggressive has %d rows, want its median's only", n)
+	}
+}
+
+func TestRepeatUnder(t *testing.T) {
+	b := sample()
+	long, short := b.find("native-single"), b.find("native-16-aggressive")
+	long.Round, short.Round = 1, 1
+	long.Seconds, short.Seconds = 12, 3
+	cfg := Config{Rounds: 3, RepeatUnder: 10 * time.Second}
+	if got := b.firstRun("native-single"); got != long {
+		t.Fatalf("firstRun = %+v, want the round-1 run", got)
+	}
+	if cfg.repeats(long) {
+		t.Errorf("a first run of 12 s repeats under RepeatUnder 10 s")
+	}
+	if !cfg.repeats(short) {
+		t.Errorf("a first run of 3 s does not repeat under RepeatUnder 10 s")
+	}
+	long.Failed = true
+	if !cfg.repeats(long) || !cfg.repeats(nil) {
+		t.Errorf("a failed or missing first run is not repeated")
+	}
+	long.Failed = false
+	if cfg.RepeatUnder = 0; !cfg.repeats(long) {
+		t.Errorf("without RepeatUnder every configuration repeats")
+	}
+	res := &Results{Header: Header{Rounds: 3, RepeatUnderSeconds: 10}, Backlogs: []*Backlog{b}}
+	if md := res.Markdown(); !strings.Contains(md, "took 10 s or more ran only once there") {
+		t.Errorf("markdown does not say which configurations ran once:\n%s", md)
 	}
 }

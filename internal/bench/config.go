@@ -74,6 +74,12 @@ type Config struct {
 	// share the machine's drift; the tables show each configuration's
 	// median run. 0 means 1.
 	Rounds int
+	// RepeatUnder, when positive, keeps the rounds after the first to the
+	// configurations whose first run took less than it: a run of a few
+	// seconds is what one moment of a shared machine decides, and one of
+	// a minute averages those moments out, so repeating it costs time
+	// and changes little. Natives and paraply runs follow the same rule.
+	RepeatUnder time.Duration
 	// Profile keeps a CPU profile of every paraply run in OutDir
 	// (PARAPLY_CPU_PROFILE), named in its Measurement, and its heap at
 	// the peak (PARAPLY_HEAP_PROFILE).
@@ -186,6 +192,8 @@ func (c Config) Validate() error {
 		return errors.New("no paraply binary")
 	case c.Rounds < 0:
 		return errors.New("rounds must not be negative")
+	case c.RepeatUnder < 0:
+		return errors.New("repeat-under must not be negative")
 	}
 	for _, a := range c.Applies {
 		if a.B && c.ParaplyB == "" {

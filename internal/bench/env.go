@@ -35,8 +35,11 @@ type Header struct {
 	// any: the configurations named ...@b ran it.
 	ParaplyBinaryB string `json:"paraply_binary_b,omitempty"`
 	// Rounds is how many times each configuration ran on each backlog.
-	Rounds int    `json:"rounds,omitempty"`
-	Go     string `json:"go"`
+	Rounds int `json:"rounds,omitempty"`
+	// RepeatUnderSeconds is Config.RepeatUnder: with it, only the
+	// configurations whose first run was shorter ran in every round.
+	RepeatUnderSeconds float64 `json:"repeat_under_seconds,omitempty"`
+	Go                 string  `json:"go"`
 
 	CPUs     int    `json:"cpus"`
 	CPUModel string `json:"cpu_model"`
@@ -90,6 +93,7 @@ func newHeader(ctx context.Context, cfg Config) Header {
 	}
 	if cfg.rounds() > 1 {
 		h.Rounds = cfg.rounds()
+		h.RepeatUnderSeconds = cfg.RepeatUnder.Seconds()
 	}
 	for _, d := range cfg.Durable {
 		h.Durability = append(h.Durability, durabilityName(d))

@@ -63,7 +63,11 @@ func (res *Results) writeHeader(sb *strings.Builder) {
 		strings.Join(h.Configs, ", "), warmNote(h.Warm), h.RunTimeout, verifyNote(h.Verify))
 	if h.Rounds > 1 {
 		fmt.Fprintf(sb, "- Rounds: %d. Each backlog's configurations ran in %d rounds, one round after the other, so that they share the machine's drift; "+
-			"every table and ratio uses each configuration's median run, with the range and number of its runs beside it.\n", h.Rounds, h.Rounds)
+			"every table and ratio uses each configuration's median run, with the range and number of its runs beside it.", h.Rounds, h.Rounds)
+		if h.RepeatUnderSeconds > 0 {
+			fmt.Fprintf(sb, " A configuration whose first run on a backlog took %g s or more ran only once there (a long run averages the machine's moments out; natives and paraply alike).", h.RepeatUnderSeconds)
+		}
+		sb.WriteString("\n")
 	}
 }
 
