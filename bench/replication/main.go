@@ -54,12 +54,20 @@ func run() int {
 	noWarm := flag.Bool("no-warm", false, "do not read the tables into the buffer pool after each restore")
 	profile := flag.Bool("profile", false, "keep a CPU profile of every paraply run, and its heap at the peak, in the output directory (cpu-*.pprof, heap-*.pprof; go tool pprof reads them)")
 	baseDir := flag.String("base-dir", "", "directory for the servers and snapshots (default $TMPDIR)")
+	rewrite := flag.String("rewrite", "", "read DIR/results.json of a benchmark already run and write it, results.md and the charts again as this build computes them (ratios, medians, reasons), then exit")
 	flag.BoolVar(&list, "list", false, "list the workloads and the default configurations, then exit")
 	flag.Parse()
 
 	cfg := def
 	if quick {
 		cfg = bench.Quick()
+	}
+	if *rewrite != "" {
+		if err := bench.Rewrite(*rewrite); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		return 0
 	}
 	if list {
 		fmt.Println("workloads:", strings.Join(bench.WorkloadNames(), ", "))

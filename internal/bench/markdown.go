@@ -241,8 +241,12 @@ const notes = `
   flagged when they differ by more than 20% of the prediction, with the reason when the run's own measurements
   account for it: slower than predicted, the CPU per transaction risen over one worker's (the model prices a
   transaction the same however many sessions contend for the target's cores), when the prediction scaled by
-  that rise is within 20%; faster without commit order, more than one session waiting in Commit on average (the
-  model caps the speedup at the target's CPU capacity; fsync waits use none, and unordered commits overlap them).
+  that rise is within 20%; faster, the one worker leaving cores idle (the model's capacity is calibrated on
+  batching runs that keep them busy; a worker waiting for round trips and commits does not), when the cores over
+  those the one worker kept busy are within 20% of the measured speedup; faster without commit order, more than one
+  session waiting in Commit on average (the model caps the speedup at the target's CPU capacity; fsync waits use
+  none, and unordered commits overlap them); otherwise, with rounds, the prediction lying between the lowest
+  and the highest speedup the rounds measured (each round's run over that round's one-worker run).
 - CPU ms/txn: CPU time of the applying mariadbd plus the paraply process during the run, per transaction (for the
   ceiling, of the target alone; sysbench's own CPU is not counted). Lock waits: the average number of InnoDB
   transactions waiting for a row lock on the applying server, sampled every 200 ms. results.json has the

@@ -268,8 +268,10 @@ func (b *Backlog) representatives() []*Measurement {
 	return reps
 }
 
-// compute fills the backlog's references and every run's ratios.
-func (b *Backlog) compute() {
+// compute fills the backlog's references and every run's ratios; cores
+// is the machine's CPU count (Header.CPUs), which the servers and paraply
+// share.
+func (b *Backlog) compute(cores int) {
 	b.NativeSingleTPS, b.BestNativeTPS, b.BestParaplyTPS, b.CeilingTPS = 0, 0, 0, 0
 	b.BestNative, b.BestParaply = "", ""
 	b.BestNativeReceive, b.BestNativeReceiveTPS, b.DefaultsTPS, b.DefaultsBTPS = "", 0, 0, 0
@@ -341,26 +343,73 @@ func (b *Backlog) compute() {
 			r.Disagrees = math.Abs(r.MeasuredSpeedup/r.PredictedSpeedup-1) > Tolerance
 		}
 		if r.Disagrees {
-			r.OffBecause = offBecause(r, base)
+			r.OffBecause = offBecause(r, base, cores)
+			if r.OffBecause == "" {
+				r.OffBecause = unsteady(r.PredictedSpeedup, b.roundSpeedups(r, base))
+			}
 		}
 	}
 }
 
+// roundSpeedups pairs the runs of r's configuration with those of its base
+// round by round (a round's runs share the machine's drift) and returns
+// each round's speedup; nil unless both ran in at least two rounds.
+func (b *Backlog) roundSpeedups(r, base *Measurement) []float64 {
+	tps := map[int]float64{}
+	for _, x := range b.Runs {
+		if x.Config == base.Config && x.Round > 0 && x.ok() {
+			tps[x.Round] = x.TPS
+		}
+	}
+	var out []float64
+	for _, x := range b.Runs {
+		if x.Config == r.Config && x.Round > 0 && x.ok() && tps[x.Round] > 0 {
+			out = append(out, x.TPS/tps[x.Round])
+		}
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+// unsteady is the reason for a prediction that is off when the rounds
+// themselves disagree about the speedup: if it lies within the range of
+// the speedups measured round by round, the median is off by the
+// measurement's own scatter, not by the model. "" otherwise.
+func unsteady(predicted float64, speedups []float64) string {
+	if len(speedups) < 2 {
+		return ""
+	}
+	lo, hi := slices.Min(speedups), slices.Max(speedups)
+	if predicted < lo || predicted > hi {
+		return ""
+	}
+	return fmt.Sprintf("the rounds measured %.2fx to %.2fx, round by round against the one-worker run: the prediction lies within the scatter of the measurement", lo, hi)
+}
+
 // offBecause names, from the measurements of run r and of its one-worker
 // base run, the cost that the analyzer's model leaves out and that
-// accounts for r's measured speedup within Tolerance; "" if neither does.
+// accounts for r's measured speedup within Tolerance; "" if none does.
+// cores is the machine's CPU count.
 //
 //   - Slower than predicted: the model prices a transaction the same
 //     however many sessions apply at once, but on a small target their
 //     contention raises the CPU each transaction costs (target, paraply
 //     and client together). If the prediction scaled by the one worker's
 //     CPU per transaction over r's matches, that is the reason.
-//   - Faster than predicted without commit order: the model caps the
-//     speedup at the target's CPU capacity, but sessions waiting in
+//   - Faster than predicted, one worker leaving cores idle: the model
+//     caps the speedup at the target's CPU capacity, calibrated on
+//     batching runs in which one worker keeps the cores busy. A worker
+//     that waits (a round trip per statement without batching, an fsync
+//     per commit) leaves some idle, and more workers can use them, up to
+//     the cores over those the one worker used. If that bound matches,
+//     that is the reason.
+//   - Faster than predicted without commit order: sessions waiting in
 //     Commit (for the log's fsync) use no CPU, and unordered workers
 //     overlap those waits. More than one session in Commit on average is
 //     the reason.
-func offBecause(r, base *Measurement) string {
+func offBecause(r, base *Measurement, cores int) string {
 	if base == nil || r.Transactions <= 0 || base.Transactions <= 0 {
 		return ""
 	}
@@ -380,6 +429,14 @@ func offBecause(r, base *Measurement) string {
 		}
 		return fmt.Sprintf("CPU per transaction %+.0f%% over one worker's (%s contend for the target's cores); the prediction scaled by it, %.2fx, is within %.0f%%",
 			100*(cpu/cpu1-1), sessions, scaled, 100*Tolerance)
+	}
+	if busy := base.ServerCPU + base.ParaplyCPU + base.ClientCPU; cores > 0 && base.Seconds > 0 && busy > 0 {
+		busy /= base.Seconds
+		bound := float64(cores) / busy
+		if bound > r.PredictedSpeedup && math.Abs(r.MeasuredSpeedup/bound-1) <= Tolerance {
+			return fmt.Sprintf("one worker kept %.2f of the %d cores busy (target and paraply; it waits for round trips and commits), where the model's capacity is calibrated on batching runs that keep them busy; the idle cores allow %.2fx, within %.0f%%",
+				busy, cores, bound, 100*Tolerance)
+		}
 	}
 	if !r.Apply.Unordered {
 		return ""
@@ -412,7 +469,7 @@ func round(x float64, digits int) float64 {
 func (res *Results) write(dir string) error {
 	res.Header.LoadRunMin, res.Header.LoadRunMax = 0, 0
 	for _, b := range res.Backlogs {
-		b.compute()
+		b.compute(res.Header.CPUs)
 		for _, r := range b.Runs {
 			if res.Header.LoadRunMin == 0 || r.Load1 < res.Header.LoadRunMin {
 				res.Header.LoadRunMin = r.Load1
