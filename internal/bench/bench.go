@@ -192,8 +192,8 @@ func (b *benchmark) measureRound(ctx context.Context, c *cluster, bl *Backlog, n
 	return nil
 }
 
-// repeats reports whether a configuration whose first run on a backlog
-// was first runs again in a later round (see Config.RepeatUnder): unless
+// repeats reports whether a configuration runs again in a later round,
+// given its first run on the backlog (see Config.RepeatUnder): yes unless
 // that run succeeded and took RepeatUnder or longer.
 func (c Config) repeats(first *Measurement) bool {
 	return c.RepeatUnder <= 0 || !first.ok() || first.Seconds < c.RepeatUnder.Seconds()

@@ -378,8 +378,8 @@ func TestRepeatUnder(t *testing.T) {
 	}
 }
 
-// TestRewrite: results written, read back and written again are the
-// same, except what this build computes anew (here: a reason left out).
+// TestRewrite: results written, read back and written again give the
+// same results.json, and results.md is written again.
 func TestRewrite(t *testing.T) {
 	dir := t.TempDir()
 	b := sample()

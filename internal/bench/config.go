@@ -77,8 +77,8 @@ type Config struct {
 	// RepeatUnder, when positive, keeps the rounds after the first to the
 	// configurations whose first run took less than it: a run of a few
 	// seconds is what one moment of a shared machine decides, and one of
-	// a minute averages those moments out, so repeating it costs time
-	// and changes little. Natives and paraply runs follow the same rule.
+	// half a minute averages those moments out, so repeating it costs
+	// time and changes little. Natives and paraply runs follow the same rule.
 	RepeatUnder time.Duration
 	// Profile keeps a CPU profile of every paraply run in OutDir
 	// (PARAPLY_CPU_PROFILE), named in its Measurement, and its heap at
