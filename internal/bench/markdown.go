@@ -269,7 +269,7 @@ func cpuPerTxn(r *Measurement) string {
 	if r.Transactions <= 0 || r.ServerCPU <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%.2f", 1000*(r.ServerCPU+r.ParaplyCPU+r.ClientCPU)/float64(r.Transactions))
+	return fmt.Sprintf("%.2f", 1000*r.cpuSeconds()/float64(r.Transactions))
 }
 
 // lockWaits is the average number of InnoDB transactions waiting for a row

@@ -160,6 +160,10 @@ const Tolerance = 0.20
 // ok reports whether r produced a throughput.
 func (r *Measurement) ok() bool { return r != nil && !r.Failed && r.TPS > 0 }
 
+// cpuSeconds is the CPU time the run cost on this machine: the applying
+// server, paraply and the client together.
+func (r *Measurement) cpuSeconds() float64 { return r.ServerCPU + r.ParaplyCPU + r.ClientCPU }
+
 // Prediction is what `paraply analyze` simulated with batches of up to
 // Batch transactions: speedups over one worker, by dependency mode and
 // then worker count ("4", "16"), with commit order kept and without.
@@ -414,8 +418,8 @@ func offBecause(r, base *Measurement, cores int) string {
 		return ""
 	}
 	if r.MeasuredSpeedup < r.PredictedSpeedup {
-		cpu := (r.ServerCPU + r.ParaplyCPU + r.ClientCPU) / float64(r.Transactions)
-		cpu1 := (base.ServerCPU + base.ParaplyCPU + base.ClientCPU) / float64(base.Transactions)
+		cpu := r.cpuSeconds() / float64(r.Transactions)
+		cpu1 := base.cpuSeconds() / float64(base.Transactions)
 		if cpu <= cpu1 || cpu1 <= 0 {
 			return ""
 		}
@@ -430,7 +434,7 @@ func offBecause(r, base *Measurement, cores int) string {
 		return fmt.Sprintf("CPU per transaction %+.0f%% over one worker's (%s contend for the target's cores); the prediction scaled by it, %.2fx, is within %.0f%%",
 			100*(cpu/cpu1-1), sessions, scaled, 100*Tolerance)
 	}
-	if busy := base.ServerCPU + base.ParaplyCPU + base.ClientCPU; cores > 0 && base.Seconds > 0 && busy > 0 {
+	if busy := base.cpuSeconds(); cores > 0 && base.Seconds > 0 && busy > 0 {
 		busy /= base.Seconds
 		bound := float64(cores) / busy
 		if bound > r.PredictedSpeedup && math.Abs(r.MeasuredSpeedup/bound-1) <= Tolerance {
