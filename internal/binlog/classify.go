@@ -59,3 +59,39 @@ func forKeyword(q string) int {
 }
 
 func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// StatementBody returns the statement a query event's text runs (see
+// statementBody): a suffix of q.
+func StatementBody(q string) string { return statementBody(q) }
+
+// DDLVerb returns the verb of a DDL statement and the kind of object it
+// acts on, upper case, with SCHEMA read as DATABASE and the modifiers
+// between them (OR REPLACE, TEMPORARY) skipped: "DROP", "TABLE" for
+// "DROP TEMPORARY TABLE IF EXISTS t". object is "" when the word after the
+// verb is not a plain word.
+func DDLVerb(q string) (verb, object string) {
+	body := statementBody(q)
+	verb, body = nextWord(body)
+	for {
+		var w string
+		w, body = nextWord(body)
+		switch w {
+		case "OR", "REPLACE", "TEMPORARY":
+			continue
+		case "SCHEMA":
+			w = "DATABASE"
+		}
+		return verb, w
+	}
+}
+
+// nextWord returns the leading word of s (letters and underscores), upper
+// case, and what follows it.
+func nextWord(s string) (string, string) {
+	s = strings.TrimLeft(s, " \t\n\r")
+	i := 0
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] == '_') {
+		i++
+	}
+	return strings.ToUpper(s[:i]), s[i:]
+}

@@ -190,7 +190,7 @@ func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
 			t.DDL = true
 		}
 	case *replication.QueryEvent:
-		return d.query(t, e)
+		return d.query(t, be.Header, e)
 	case *replication.RowsEvent:
 		return d.rows(t, e, be.Header.EventType)
 	case *replication.TransactionPayloadEvent:
@@ -240,7 +240,7 @@ func (d *Decoder) mysqlGTID(t *Txn, e *replication.GTIDEvent, typ replication.Ev
 	}
 }
 
-func (d *Decoder) query(t *Txn, e *replication.QueryEvent) error {
+func (d *Decoder) query(t *Txn, h *replication.EventHeader, e *replication.QueryEvent) error {
 	q := string(e.Query)
 	if t.ThreadID == 0 {
 		t.ThreadID = e.SlaveProxyID
@@ -268,7 +268,8 @@ func (d *Decoder) query(t *Txn, e *replication.QueryEvent) error {
 		return nil
 	}
 	kind := ClassifyStatement(q)
-	st := Statement{Schema: string(e.Schema), Query: q, Kind: kind, At: len(t.Rows), Session: parseQuerySession(e.StatusVars)}
+	st := Statement{Schema: string(e.Schema), Query: q, Kind: kind, At: len(t.Rows), Session: parseQuerySession(e.StatusVars),
+		When: h.Timestamp, ThreadID: e.SlaveProxyID, ErrorCode: e.ErrorCode}
 	t.Statements = append(t.Statements, st)
 	switch kind {
 	case StmtDDL:

@@ -3,13 +3,15 @@ package binlog
 import "encoding/binary"
 
 // QuerySession are the settings of the session that ran a statement, as
-// its query event's status variables carry them: character sets as
-// collation IDs (0 when the event does not carry one), and sql_mode. DDL
-// inherits them on the source: a CREATE DATABASE without a character set
-// gets Server's; a replica runs the statement with them.
+// its query event's status variables carry them. A replica runs the
+// statement with them (MariaDB's Query_log_event::do_apply_event): DDL
+// and statement-format DML read the clock, the time zone, the character
+// sets and the flags of the session that ran them, and a CREATE DATABASE
+// without a character set gets Server's.
 type QuerySession struct {
 	// Client, Connection and Server are character_set_client,
-	// collation_connection and collation_server (Q_CHARSET_CODE).
+	// collation_connection and collation_server (Q_CHARSET_CODE), as
+	// collation IDs; 0 when the event does not carry them.
 	Client, Connection, Server uint16
 	// DefaultUTF8MB4 is MySQL 8's default_collation_for_utf8mb4
 	// (Q_DEFAULT_COLLATION_FOR_UTF8MB4): what utf8mb4 without a collation
@@ -18,7 +20,41 @@ type QuerySession struct {
 	// SQLMode is sql_mode (Q_SQL_MODE_CODE), when HasSQLMode.
 	SQLMode    uint64
 	HasSQLMode bool
+	// Flags2 are the session's option bits a statement depends on
+	// (Q_FLAGS2_CODE), when HasFlags2: see the Option constants.
+	Flags2    uint32
+	HasFlags2 bool
+	// AutoIncrementIncrement and AutoIncrementOffset are the session's
+	// auto_increment_increment and auto_increment_offset
+	// (Q_AUTO_INCREMENT); 0 when the event does not carry them.
+	AutoIncrementIncrement, AutoIncrementOffset uint16
+	// TimeZone is the session's time_zone (Q_TIME_ZONE_CODE), carried when
+	// the statement used it; "" when it did not, and then the server's
+	// own default applies.
+	TimeZone string
+	// LCTimeNames is lc_time_names as a locale number (Q_LC_TIME_NAMES_CODE);
+	// 0 is en_US, the default, which the event leaves out.
+	LCTimeNames uint16
+	// CharsetDatabase is collation_database as a collation ID
+	// (Q_CHARSET_DATABASE_CODE); 0 when the event does not carry it, and
+	// then the current database's default applies.
+	CharsetDatabase uint16
+	// Microseconds is the fraction of a second of the statement's start
+	// (Q_MICROSECONDS, Q_HRNOW), which the event header's timestamp lacks.
+	Microseconds uint32
+	// ExplicitDefaultsTS is MySQL's explicit_defaults_for_timestamp
+	// (Q_EXPLICIT_DEFAULTS_FOR_TIMESTAMP): 0 not carried, 1 OFF, 2 ON.
+	ExplicitDefaultsTS uint8
 }
+
+// The option bits of QuerySession.Flags2 (MariaDB and MySQL log_event.h,
+// OPTIONS_WRITTEN_TO_BIN_LOG).
+const (
+	OptionAutoIsNull          = 1 << 14
+	OptionNotAutocommit       = 1 << 19
+	OptionNoForeignKeyChecks  = 1 << 26
+	OptionRelaxedUniqueChecks = 1 << 27
+)
 
 // Query event status variable codes (MySQL log_event.h, MariaDB log_event.h).
 const (
@@ -54,10 +90,9 @@ var fixedStatusLen = map[byte]int{
 	qHRNow: 3, qXID: 8, qGTIDFlags3: 1,
 }
 
-// parseQuerySession reads the session settings (character sets, sql_mode)
-// from a query event's status
-// variables. The variables carry no lengths, so reading stops at a code it
-// does not know; what was read so far is kept.
+// parseQuerySession reads the session settings from a query event's
+// status variables. The variables carry no lengths, so reading stops at a
+// code it does not know; what was read so far is kept.
 func parseQuerySession(b []byte) QuerySession {
 	var q QuerySession
 	for len(b) > 0 {
@@ -91,17 +126,35 @@ func parseQuerySession(b []byte) QuerySession {
 		if n > len(b) {
 			return q
 		}
-		switch code {
-		case qCharset:
-			q.Client = binary.LittleEndian.Uint16(b)
-			q.Connection = binary.LittleEndian.Uint16(b[2:])
-			q.Server = binary.LittleEndian.Uint16(b[4:])
-		case qDefaultUTF8MB4:
-			q.DefaultUTF8MB4 = binary.LittleEndian.Uint16(b)
-		case qSQLMode:
-			q.SQLMode, q.HasSQLMode = binary.LittleEndian.Uint64(b), true
-		}
+		q.set(code, b[:n])
 		b = b[n:]
 	}
 	return q
+}
+
+// set stores the value v of status variable code.
+func (q *QuerySession) set(code byte, v []byte) {
+	le := binary.LittleEndian
+	switch code {
+	case qFlags2:
+		q.Flags2, q.HasFlags2 = le.Uint32(v), true
+	case qSQLMode:
+		q.SQLMode, q.HasSQLMode = le.Uint64(v), true
+	case qAutoIncrement:
+		q.AutoIncrementIncrement, q.AutoIncrementOffset = le.Uint16(v), le.Uint16(v[2:])
+	case qCharset:
+		q.Client, q.Connection, q.Server = le.Uint16(v), le.Uint16(v[2:]), le.Uint16(v[4:])
+	case qTimeZone:
+		q.TimeZone = string(v[1:])
+	case qLCTimeNames:
+		q.LCTimeNames = le.Uint16(v)
+	case qCharsetDatabase:
+		q.CharsetDatabase = le.Uint16(v)
+	case qMicroseconds, qHRNow:
+		q.Microseconds = uint32(v[0]) | uint32(v[1])<<8 | uint32(v[2])<<16
+	case qExplicitDefaultsTS:
+		q.ExplicitDefaultsTS = 1 + min(v[0], 1)
+	case qDefaultUTF8MB4:
+		q.DefaultUTF8MB4 = le.Uint16(v)
+	}
 }

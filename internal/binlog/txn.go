@@ -144,6 +144,17 @@ type Statement struct {
 	// Session are the source session's settings the statement ran with
 	// (DDL inherits its character sets; a replica runs it with them).
 	Session QuerySession
+	// When is the statement's start on the source, in seconds since the
+	// epoch (the event header's timestamp; Session.Microseconds has the
+	// fraction): NOW() and CURRENT_TIMESTAMP defaults read it.
+	When uint32
+	// ThreadID is the source session's connection id (pseudo_thread_id),
+	// which tells whose temporary tables a statement sees.
+	ThreadID uint32
+	// ErrorCode is the error the statement met on the source (0 if none):
+	// a statement that failed part way (a DROP of several tables, some
+	// unknown) is logged with its error, and a replica expects the same.
+	ErrorCode uint16
 }
 
 // XAPhase says which half of an XA transaction a Txn is.
