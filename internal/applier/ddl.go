@@ -4,9 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -77,25 +75,35 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 		if r, ok := schema.ReplicaEvent(q); ok {
 			q = r // as a replica keeps it: not run by the target's scheduler
 		}
-		if set := sessionSQL(st.Session); set != "" && w.p.cfg.SourceSession {
-			// The session the source ran it in, as a replica runs it: a
-			// CREATE DATABASE takes collation_server's character set. The
-			// session is closed after the DDL, so this goes with it.
-			defer w.closeConn()
-			if _, err := conn.ExecContext(ctx, set); err != nil {
-				return err
+		// The session the source ran it in, as a replica runs it: its
+		// clock and time zone (a CURRENT_TIMESTAMP default fills existing
+		// rows with them), foreign_key_checks, character sets (a CREATE
+		// DATABASE takes collation_server's), sql_mode. The session is
+		// closed after the DDL, so this goes with it.
+		defer w.closeConn()
+		set, args := statementSession(&st, w.p.cfg.SourceSession, w.mariadb)
+		if w.mariadb {
+			// A replica keeps the history of a system-versioned table
+			// that the source's ALTER kept.
+			set += ", @@session.system_versioning_alter_history = KEEP"
+		}
+		if _, err := conn.ExecContext(ctx, set, args...); err != nil {
+			if classify(err) == fatal {
+				return &ConflictError{GTID: t.GTID, What: "cannot give the target session the source session's settings for DDL " + abbreviate(binlog.RedactSecrets(st.Query)), Err: err}
 			}
+			return err
 		}
 		if err := w.sourceGTID(ctx, conn, t); err != nil {
 			return err
 		}
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			if !(t.DDL.Rerun && alreadyDone(err)) {
-				if classify(err) == fatal {
-					return &ConflictError{GTID: t.GTID, What: "DDL failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
+		if err := w.runDDL(ctx, conn, t, &st, q); err != nil {
+			var ce *ConflictError
+			if errors.As(err, &ce) {
+				if aerr := w.p.store.AbandonDDL(ctx, marker); aerr != nil {
+					w.log.Warn("DDL failed; its bracket row stays", "gtid", marker, "err", aerr)
 				}
-				return err
 			}
+			return err
 		}
 		if marker != t.GTID {
 			if err := w.retrying(ctx, func() error { return w.p.store.EndDDL(ctx, marker) }); err != nil {
@@ -114,23 +122,6 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 	}
 	work.done(w.p.seq)
 	return nil
-}
-
-// sessionSQL is the SET statement that gives a session the character sets
-// and sql_mode a statement ran with on the source; "" when the binlog
-// does not say.
-func sessionSQL(s binlog.QuerySession) string {
-	var set []string
-	if s.Server != 0 {
-		set = append(set, fmt.Sprintf("@@session.character_set_client = %d, @@session.collation_connection = %d, @@session.collation_server = %d", s.Client, s.Connection, s.Server))
-	}
-	if s.HasSQLMode {
-		set = append(set, fmt.Sprintf("@@session.sql_mode = %d", s.SQLMode))
-	}
-	if len(set) == 0 {
-		return ""
-	}
-	return "SET " + strings.Join(set, ", ")
 }
 
 // ddlMarkers are the GTIDs each DDL statement of t is recorded under: the

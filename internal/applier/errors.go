@@ -54,20 +54,28 @@ const (
 
 // MariaDB/MySQL error numbers that matter here.
 const (
-	erLockWaitTimeout  = 1205
-	erLockDeadlock     = 1213
-	erDupEntry         = 1062
-	erKeyNotFound      = 1032
-	erLockTableFull    = 1206
-	erNoSuchTable      = 1146
-	erBadField         = 1054
-	erNoReferencedRow  = 1452
-	erRowIsReferenced  = 1451
-	erQueryInterrupted = 1317
-	erConCount         = 1040
-	erServerShutdown   = 1053
-	erTooManyConn      = 1203
-	erReadOnly         = 1290
+	erLockWaitTimeout     = 1205
+	erLockDeadlock        = 1213
+	erDupEntry            = 1062
+	erDupKey              = 1022
+	erDupEntryWithKeyName = 1586
+	erAutoincReadFailed   = 1467
+	erDBCreateExists      = 1007
+	erDBDropExists        = 1008
+	erTableExists         = 1050
+	erBadTable            = 1051
+	erWrongObject         = 1965 // MariaDB's ER_IT_IS_A_VIEW
+	erKeyNotFound         = 1032
+	erLockTableFull       = 1206
+	erNoSuchTable         = 1146
+	erBadField            = 1054
+	erNoReferencedRow     = 1452
+	erRowIsReferenced     = 1451
+	erQueryInterrupted    = 1317
+	erConCount            = 1040
+	erServerShutdown      = 1053
+	erTooManyConn         = 1203
+	erReadOnly            = 1290
 )
 
 // classify sorts an error from executing or committing on the target.

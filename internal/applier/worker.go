@@ -151,13 +151,23 @@ func NewPool(cfg Config, db *sql.DB, store *checkpoint.Store, seq *Sequencer) *P
 // wait so that a commit-order deadlock is noticed quickly.
 func ConfigureSession(c *mysql.Config) {
 	c.InterpolateParams = true
+	// The server's own max_allowed_packet, read at connect: a statement
+	// larger than it is prepared, and the driver sends its values of a
+	// packet's size and more in pieces (see worker.execLong).
+	c.MaxAllowedPacket = 0
 	c.MultiStatements = true
 	c.ClientFoundRows = true
 	if c.Params == nil {
 		c.Params = map[string]string{}
 	}
 	c.Params["time_zone"] = "'+00:00'"
-	c.Params["sql_mode"] = "'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION'"
+	// The source accepted every value a row image holds, whatever its
+	// sql_mode: the target must store it as given (a replica's row
+	// applier copies the bytes), not check it again under a mode of its
+	// own. Not strict, so nothing is refused; ALLOW_INVALID_DATES keeps
+	// '2004-02-30', which the source stored under that mode, from turning
+	// into '0000-00-00'.
+	c.Params["sql_mode"] = "'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,ALLOW_INVALID_DATES'"
 	c.Params["tx_isolation"] = "'READ-COMMITTED'"
 	c.Params["innodb_lock_wait_timeout"] = "2"
 }
@@ -203,6 +213,8 @@ type worker struct {
 	// compound: the target runs each packet of SQL as a compound
 	// statement (see runBatch).
 	compound bool
+	// mariadb: the target is MariaDB, read with conn.
+	mariadb bool
 }
 
 // errNotHead is a data error met by work that is not next to commit: what
@@ -732,8 +744,9 @@ func (w *worker) session(ctx context.Context) (*sql.Conn, error) {
 		c.Close()
 		return nil, err
 	}
+	w.mariadb = strings.Contains(strings.ToLower(version), "mariadb")
 	// MariaDB runs compound statements outside stored programs since 10.1.1.
-	w.compound = !w.p.cfg.NoCompound && strings.Contains(strings.ToLower(version), "mariadb")
+	w.compound = !w.p.cfg.NoCompound && w.mariadb
 	w.conn = c
 	return c, nil
 }

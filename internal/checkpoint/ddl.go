@@ -222,3 +222,14 @@ func (s *Store) ResolveDDL(ctx context.Context, p *PendingDDL) (Outcome, error) 
 	_, err = s.db.ExecContext(ctx, "DELETE FROM `paraply`.`ddl` WHERE `gtid` = ?", p.GTID)
 	return DDLNotApplied, err
 }
+
+// AbandonDDL removes gtid's bracket row after the DDL failed with an error
+// from the target (not a crash): whatever part of it ran, it runs again at
+// the next start, as a native replica runs a failed event again at START
+// SLAVE, and stops there again unless the target was fixed. Left in place,
+// the row would let the next start take a DDL that failed part way (one of
+// several tables dropped) for one that took effect, and step over it.
+func (s *Store) AbandonDDL(ctx context.Context, gtid string) error {
+	_, err := s.db.ExecContext(ctx, "DELETE FROM `paraply`.`ddl` WHERE `gtid` = ?", gtid)
+	return err
+}

@@ -122,3 +122,12 @@ func collationByID(f Flavor, id int) string {
 	}
 	return normCollation(c.Name)
 }
+
+// CharsetOfCollationID returns the character set of collation id on a
+// server of flavor f ("latin1" for latin1_german2_ci), or "" if the id is
+// unknown. A query event names character_set_client by a collation ID,
+// which SET character_set_client does not take unless it is the
+// character set's default collation.
+func CharsetOfCollationID(f Flavor, id int) string {
+	return charsetOf(collationByID(f, id))
+}
