@@ -396,7 +396,8 @@ func (b *Batch) update(t *Table, r *binlog.Rows, txn int) error {
 
 // set appends the SET list of an UPDATE: the columns of the after image
 // that are not generated and differ from the before image (or are missing
-// from it). When none does, it sets one column to the value it has, so
+// from it), and its TIMESTAMP and DATETIME columns (Column.stamped). When
+// none is, it sets one column to the value it has, so
 // that the statement still matches, and counts, exactly one row: the first
 // writable column of the after image, else of the before image.
 func (b *Batch) set(t *Table, r *binlog.Rows, before, after []any) error {
@@ -409,7 +410,7 @@ func (b *Batch) set(t *Table, r *binlog.Rows, before, after []any) error {
 		if first < 0 {
 			first = i
 		}
-		if present(r.Before, i) && equal(before[i], after[i]) {
+		if present(r.Before, i) && equal(before[i], after[i]) && !c.stamped {
 			continue
 		}
 		if err := b.assign(c, n, after[i]); err != nil {

@@ -450,8 +450,9 @@ func (b *Batch) writePhase(st *segTable, p int) {
 }
 
 // setColumns appends the bitmap of the columns that the UPDATE of a
-// chain sets: for netUpdate those whose value changed, for netReplace every
-// column; never a generated or key column (the key is the same).
+// chain sets: for netUpdate those whose value changed and the stamped
+// ones (see Column.stamped), for netReplace every column; never a
+// generated or key column (the key is the same).
 func setColumns(bm []byte, c *change) []byte {
 	t := c.t
 	for range (len(t.Columns) + 7) / 8 {
@@ -461,7 +462,7 @@ func setColumns(bm []byte, c *change) []byte {
 		if t.Columns[i].Generated || t.isKey(i) {
 			continue
 		}
-		if c.kind == netReplace || !equal(c.before[i], c.after[i]) {
+		if c.kind == netReplace || t.Columns[i].stamped || !equal(c.before[i], c.after[i]) {
 			bm[i>>3] |= 1 << (i & 7)
 		}
 	}
@@ -498,7 +499,7 @@ func (b *Batch) writeOne(c *change) {
 	default:
 		var cols []int
 		for i := range c.t.Columns {
-			if !c.t.Columns[i].Generated && !equal(c.before[i], c.after[i]) {
+			if col := &c.t.Columns[i]; !col.Generated && (col.stamped || !equal(c.before[i], c.after[i])) {
 				cols = append(cols, i)
 			}
 		}

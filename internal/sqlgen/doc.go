@@ -30,7 +30,7 @@
 //	DELETE FROM `db`.`t` WHERE `id` IN (?,?,?)           one statement per event, single-column key
 //	DELETE FROM `db`.`t` WHERE (`a`=? AND `b`=?) OR (`a`=? AND `b`=?)   composite key
 //	DELETE FROM `db`.`t` WHERE `a` <=> ? AND `b` <=> ? LIMIT 1          keyless, one per row
-//	UPDATE `db`.`t` SET `c`=?, `d`=? WHERE `id`=?        one per row; SET only what changed
+//	UPDATE `db`.`t` SET `c`=?, `d`=? WHERE `id`=?        one per row; SET what changed (and TIMESTAMPs)
 //	UPDATE `db`.`t` SET `c`=? WHERE `a` <=> ? AND `b` <=> ? LIMIT 1     keyless
 //
 // In a keyless WHERE a text column `s` is compared twice:
@@ -51,8 +51,12 @@
 //
 // An UPDATE sets the columns of the after image that are not generated and
 // whose value differs from the before image (or that the before image
-// lacks). If none does, it sets one column to the value it has anyway, so
-// that the statement still matches one row and proves that it exists.
+// lacks), and every TIMESTAMP and DATETIME column of the after image: one
+// may be ON UPDATE CURRENT_TIMESTAMP, which the target would otherwise
+// set to its own clock where the source's image kept the value (an update
+// in the same second as the last). If none is set, it sets one column to
+// the value it has anyway, so that the statement still matches one row and
+// proves that it exists.
 //
 // # Compaction
 //

@@ -59,8 +59,16 @@ type Column struct {
 
 	quoted string // `name`
 	enc    encoding
-	bits   uint8 // width of an integer column in bits, for the unsigned fix-up
-	size   int   // byte length of a fixed-length binary column: values are padded to it
+	// stamped: the column may be ON UPDATE CURRENT_TIMESTAMP (a TIMESTAMP
+	// or DATETIME), which the target would set to its own clock on an
+	// UPDATE that does not set it. Every UPDATE sets it, to the value the
+	// source's after image has, whether it changed or not: the table map
+	// does not say which columns have the clause, and an UPDATE in the
+	// same second as the row's last change leaves it unchanged in the
+	// image.
+	stamped bool
+	bits    uint8 // width of an integer column in bits, for the unsigned fix-up
+	size    int   // byte length of a fixed-length binary column: values are padded to it
 	// ph and wherePh are the placeholders for a value of the column in
 	// VALUES and SET, and in WHERE.
 	ph, wherePh string
