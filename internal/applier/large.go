@@ -70,12 +70,7 @@ func (w *worker) applyLarge(ctx context.Context, conn *sql.Conn, work *Work, pat
 // replayLarge sends the pieces through the target's own row applier.
 func (w *worker) replayLarge(ctx context.Context, conn *sql.Conn, work *Work, p *LargeProgress) error {
 	t := work.Txns[0]
-	b := &w.replay
-	b.Reset()
-	b.MaxChunk = replay.DefaultMaxChunk
-	if w.maxPacket > 0 {
-		b.MaxChunk = min(b.MaxChunk, w.maxPacket/2)
-	}
+	b := w.replayBuilder()
 	format := w.format
 	if t.Raw.Format != format {
 		format = t.Raw.Format

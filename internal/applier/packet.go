@@ -9,12 +9,10 @@ import (
 	"github.com/paraply/paraply/internal/sqlgen"
 )
 
-// errPacketTooLarge is a statement that cannot reach the target in one
-// packet: a row larger than the target's max_allowed_packet. It is a
-// data error (fatal): sending it anyway makes the server drop the
-// connection, and the driver, above its own limit, falls back to
-// server-side prepared statements, which multi-statement text breaks.
-var errPacketTooLarge = errors.New("statement larger than the target's max_allowed_packet")
+// errPacketTooLarge is a statement that cannot reach the target even as a
+// prepared statement whose large values go in pieces: a value larger than
+// the target's max_allowed_packet. It is a data error (fatal).
+var errPacketTooLarge = errors.New("a value larger than the target's max_allowed_packet")
 
 // runBatch runs b's statements on conn, in packets that the target
 // accepts (one, unless the transaction is large: see sqlgen.Batch.Packet),
@@ -40,7 +38,20 @@ func (w *worker) runBatch(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch, 
 	for i := 0; i < b.Len(); {
 		q, args, next := packet(i, limit)
 		if n := worstSize(q, args); w.maxPacket > 0 && n > w.maxPacket-1024 {
-			return nil, fmt.Errorf("%w: up to %d bytes, max_allowed_packet %d", errPacketTooLarge, n, w.maxPacket)
+			// A statement alone too large for a text packet: a row with a
+			// value near max_allowed_packet.
+			n, err := w.execLong(ctx, conn, b, i)
+			if err != nil {
+				return nil, err
+			}
+			if e := b.Expects()[i]; e.Rows >= 0 && n != e.Rows {
+				return rowCountConflict(work, e, n), nil
+			}
+			if !w.compound {
+				affected = append(affected, n)
+			}
+			i++
+			continue
 		}
 		a, err := execMulti(ctx, conn, q, args)
 		if err != nil {
@@ -76,4 +87,43 @@ func worstSize(query string, args []any) int {
 		}
 	}
 	return n
+}
+
+// execLong runs the i-th statement of b alone, as a server-side prepared
+// statement: the driver sends each value too large for one packet in
+// pieces (COM_STMT_SEND_LONG_DATA), which the server joins, so a row
+// reaches the target whole as long as each of its values is within the
+// target's max_allowed_packet, as a native replica applies it. It returns
+// the rows the statement affected.
+func (w *worker) execLong(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch, i int) (int64, error) {
+	q, args, next := b.Packet(i, 1)
+	if next != i+1 {
+		return 0, fmt.Errorf("applier: statement %d of a batch is not alone in its packet", i)
+	}
+	for _, a := range args {
+		if n := argLen(a); n > w.maxPacket-1024 {
+			return 0, fmt.Errorf("%w: a value of %d bytes, max_allowed_packet %d", errPacketTooLarge, n, w.maxPacket)
+		}
+	}
+	stmt, err := conn.PrepareContext(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	defer stmt.Close()
+	res, err := stmt.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// argLen is the size of a string or byte string argument, 0 for others.
+func argLen(a any) int {
+	switch v := a.(type) {
+	case string:
+		return len(v)
+	case []byte:
+		return len(v)
+	}
+	return 0
 }

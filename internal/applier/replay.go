@@ -21,13 +21,7 @@ import (
 // target transaction with the checkpoint rows. On success the target
 // transaction stays open; on error it is rolled back.
 func (w *worker) replayWork(ctx context.Context, conn *sql.Conn, work *Work, turnFirst bool) (time.Duration, error) {
-	b := &w.replay
-	b.Reset()
-	b.MaxChunk = replay.DefaultMaxChunk
-	if w.maxPacket > 0 {
-		// base64 makes 4 bytes of 3, and the statement needs room.
-		b.MaxChunk = min(b.MaxChunk, w.maxPacket/2)
-	}
+	b := w.replayBuilder()
 	format := w.format
 	b.Exec("START TRANSACTION")
 	bookkeeping(work, b.Exec)
@@ -58,6 +52,21 @@ func (w *worker) replayWork(ctx context.Context, conn *sql.Conn, work *Work, tur
 	}
 	w.format = format
 	return time.Since(t0), nil
+}
+
+// replayBuilder returns the worker's replay.Builder, emptied, with its
+// bounds set for the target's max_allowed_packet.
+func (w *worker) replayBuilder() *replay.Builder {
+	b := &w.replay
+	b.Reset()
+	b.MaxChunk = replay.DefaultMaxChunk
+	b.MaxStatement = 0
+	if w.maxPacket > 0 {
+		// base64 makes 4 bytes of 3, and the statement needs room.
+		b.MaxChunk = min(b.MaxChunk, w.maxPacket/2)
+		b.MaxStatement = w.maxPacket - 1024
+	}
+	return b
 }
 
 // replayConflict names the transaction of the packet that failed and its

@@ -63,6 +63,12 @@ type Builder struct {
 	// DefaultMaxChunk). Keep it under a third of the target's
 	// max_allowed_packet: base64 makes 4 bytes of 3.
 	MaxChunk int
+	// MaxStatement bounds the base64 text of one BINLOG statement (0: no
+	// bound). A single rows event above it, which no chunk can cut (one
+	// large row), goes to the server in two fragments, each in a packet
+	// of its own (see fragments). Set it a little under the target's
+	// max_allowed_packet.
+	MaxStatement int
 
 	packets []Packet
 	sql     strings.Builder // plain statements waiting for the next packet
@@ -233,6 +239,10 @@ func (b *Builder) flush() {
 	}
 	b64 := b.b64[:n]
 	base64.StdEncoding.Encode(b64, b.events)
+	if b.MaxStatement > 0 && n > b.MaxStatement {
+		b.fragments(b64)
+		return
+	}
 	if b.sql.Len() > 0 {
 		b.sql.WriteByte(';')
 	}
@@ -241,6 +251,38 @@ func (b *Builder) flush() {
 	b.sql.Write(b64)
 	b.sql.WriteByte('\'')
 	b.packets = append(b.packets, Packet{SQL: b.sql.String(), Args: b.args, Txn: b.txn})
+	b.sql.Reset()
+	b.args = nil
+	b.events = b.events[:0]
+	b.lastRows = -1
+}
+
+// Fragment variables: the user variables a BINLOG statement too large for
+// one packet is sent in.
+const (
+	fragment0 = "@paraply_binlog_fragment_0"
+	fragment1 = "@paraply_binlog_fragment_1"
+)
+
+// fragments ends the current packet with the events collected, b64, sent
+// as MariaDB's client sends an event too large for one statement: two
+// user variables each holding half of the base64 text, each set in a
+// packet of its own, then BINLOG @a, @b, which joins them, then the
+// variables freed. MariaDB's BINLOG statement takes exactly two fragments,
+// so the events are within reach up to twice the target's packet size.
+func (b *Builder) fragments(b64 []byte) {
+	half := len(b64) / 2
+	if b.sql.Len() > 0 {
+		b.sql.WriteByte(';')
+	}
+	b.sql.WriteString("SET " + fragment0 + " = '")
+	b.sql.Write(b64[:half])
+	b.sql.WriteByte('\'')
+	b.packets = append(b.packets,
+		Packet{SQL: b.sql.String(), Args: b.args, Txn: -1},
+		Packet{SQL: "SET " + fragment1 + " = '" + string(b64[half:]) + "'", Txn: -1},
+		Packet{SQL: "BINLOG " + fragment0 + ", " + fragment1, Txn: b.txn},
+		Packet{SQL: "SET " + fragment0 + " = NULL, " + fragment1 + " = NULL", Txn: -1})
 	b.sql.Reset()
 	b.args = nil
 	b.events = b.events[:0]

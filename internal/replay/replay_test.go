@@ -206,3 +206,41 @@ func TestPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestFragments: events whose BINLOG statement would exceed MaxStatement
+// (one large row) go in two user variables, each set in a packet of its
+// own, then BINLOG @a, @b, then the variables freed; the halves joined are
+// the events' base64 text, and the plain statements before them go first.
+func TestFragments(t *testing.T) {
+	txns := rawTxns(t)
+	var whole Builder
+	if err := whole.Txn(0, txns[5]); err != nil { // 0-1-6: an update and its trigger's rows
+		t.Fatal(err)
+	}
+	ps := whole.Packets()
+	if len(ps) != 1 {
+		t.Fatalf("%d packets without a bound, want 1", len(ps))
+	}
+	b64 := ps[0].SQL[len("BINLOG '") : len(ps[0].SQL)-1]
+
+	b := Builder{MaxStatement: len(b64) - 1}
+	b.Exec("START TRANSACTION")
+	if err := b.Txn(7, txns[5]); err != nil {
+		t.Fatal(err)
+	}
+	ps = b.Packets()
+	if len(ps) != 4 {
+		t.Fatalf("%d packets, want 4: %v", len(ps), ps)
+	}
+	first, ok := strings.CutPrefix(ps[0].SQL, "START TRANSACTION;SET "+fragment0+" = '")
+	second, ok2 := strings.CutPrefix(ps[1].SQL, "SET "+fragment1+" = '")
+	if !ok || !ok2 || first[:len(first)-1]+second[:len(second)-1] != b64 {
+		t.Errorf("the fragments are not the events' base64 in two halves: %.80q, %.80q", ps[0].SQL, ps[1].SQL)
+	}
+	if want := "BINLOG " + fragment0 + ", " + fragment1; ps[2].SQL != want || ps[2].Txn != 7 {
+		t.Errorf("third packet %q (txn %d), want %q (txn 7)", ps[2].SQL, ps[2].Txn, want)
+	}
+	if ps[0].Txn != -1 || ps[1].Txn != -1 || ps[3].Txn != -1 || !strings.Contains(ps[3].SQL, "= NULL") {
+		t.Errorf("the other packets: %+v", []Packet{ps[0], ps[1], ps[3]})
+	}
+}
