@@ -134,6 +134,79 @@ func fidelityCases(loadFile string) []fidelityCase {
 			"INSERT INTO t VALUES (1, 'x'), (1, 'x'), (2, 'y'), (NULL, NULL)",
 			"UPDATE t SET b = 'z' WHERE a = 1 LIMIT 1", "DELETE FROM t WHERE a = 2", "UPDATE t SET a = 7 WHERE a IS NULL",
 		}},
+		// The source session's context, which DDL and rows carry (issue
+		// 34): each of these diverged or stopped before.
+		{name: "ddl_clock", sql: true, stmts: []string{
+			"SET timestamp = UNIX_TIMESTAMP('2001-02-03 10:00:00.123456')",
+			"CREATE TABLE t1 (a INT PRIMARY KEY)", "INSERT INTO t1 VALUES (1), (2)",
+			"ALTER TABLE t1 ADD COLUMN ts DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP, ADD COLUMN ts6 DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)",
+			"SET timestamp = DEFAULT",
+		}},
+		{name: "ddl_time_zone", sql: true, stmts: []string{
+			"SET time_zone = '+03:00'", "CREATE TABLE t1 (a INT PRIMARY KEY)", "INSERT INTO t1 VALUES (1)",
+			"ALTER TABLE t1 ADD COLUMN t TIMESTAMP NOT NULL DEFAULT '2003-01-01 00:00:00'",
+			"SET time_zone = DEFAULT",
+		}},
+		{name: "invalid_dates", sql: true, stmts: []string{
+			"CREATE TABLE t1 (id INT PRIMARY KEY, d DATE, dt DATETIME)",
+			"SET sql_mode = 'ALLOW_INVALID_DATES'",
+			"INSERT INTO t1 VALUES (1, '2004-02-30', '2004-02-31 10:00:00'), (2, '2004-04-31', '2004-06-31 23:59:59')",
+			"UPDATE t1 SET d = '2005-04-31' WHERE id = 2",
+			"SET sql_mode = DEFAULT",
+		}},
+		{name: "on_update", sql: true, stmts: []string{
+			"CREATE TABLE t (id INT PRIMARY KEY, n INT, updated_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, " +
+				"u6 DATETIME(6) DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6))",
+			// The source's clock stands still: every update leaves the
+			// columns as the insert set them, so their row images do not
+			// change them, and a target that stamped its own clock would
+			// differ.
+			"SET timestamp = UNIX_TIMESTAMP('2010-01-01 00:00:00.5')",
+			"INSERT INTO t (id, n) VALUES (1, 0), (2, 0), (3, 0)",
+			"UPDATE t SET n = 1 WHERE id = 1",
+			"BEGIN", "UPDATE t SET n = 2 WHERE id = 2", "UPDATE t SET n = 3 WHERE id = 2", "DELETE FROM t WHERE id = 3",
+			"INSERT INTO t (id, n) VALUES (3, 9)", "UPDATE t SET n = 10 WHERE id = 3", "COMMIT",
+			"SET timestamp = DEFAULT",
+		}},
+		{name: "ddl_collation", sql: true, stmts: []string{
+			"SET NAMES latin1 COLLATE latin1_german2_ci", "CREATE TABLE t1 (id INT PRIMARY KEY, a VARCHAR(10))",
+			"INSERT INTO t1 VALUES (1, 'x')", "ALTER TABLE t1 ADD COLUMN b VARCHAR(5) DEFAULT 'y'",
+			"SET NAMES utf8mb4",
+		}},
+		{name: "fk_checks", sql: true, stmts: []string{
+			"SET foreign_key_checks = 0",
+			"CREATE TABLE c2 (f1 INT PRIMARY KEY, FOREIGN KEY (f1) REFERENCES p2 (f2)) ENGINE=InnoDB",
+			"CREATE TABLE p2 (f2 INT PRIMARY KEY) ENGINE=InnoDB",
+			"INSERT INTO c2 VALUES (1)",
+			"CREATE TABLE p (id INT PRIMARY KEY) ENGINE=InnoDB",
+			"CREATE TABLE c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p (id)) ENGINE=InnoDB",
+			"INSERT INTO p VALUES (1)", "INSERT INTO c VALUES (1, 1)",
+			"DROP TABLE p",
+			"SET foreign_key_checks = 1",
+		}},
+		{name: "ddl_error", sql: true, stmts: []string{
+			// Logged with the error they met on the source: a replica
+			// expects the same error, and what they did.
+			"CREATE TABLE t (id INT PRIMARY KEY)", "CREATE VIEW v1 AS SELECT * FROM t",
+			"@fail DROP VIEW v2, v1",
+			"CREATE TABLE a (id INT PRIMARY KEY)", "@fail DROP TABLE nosuch, a",
+			// A table the replicas never saw: a replica's idempotent DDL
+			// drops what is not there without stopping.
+			"SET sql_log_bin = 0", "CREATE TABLE unlogged (id INT PRIMARY KEY)", "SET sql_log_bin = 1",
+			"DROP TABLE unlogged",
+		}},
+		{name: "versioned_alter", stmts: []string{
+			"CREATE TABLE v (id INT PRIMARY KEY, a INT) WITH SYSTEM VERSIONING", "INSERT INTO v VALUES (1, 1)", "UPDATE v SET a = 2",
+			"SET system_versioning_alter_history = KEEP", "ALTER TABLE v ADD COLUMN b INT", "UPDATE v SET b = 3",
+		}},
+		{name: "big_row", sql: true, stmts: []string{
+			// A value near the targets' max_allowed_packet (16 MiB): too
+			// large for a statement's text, within reach of a row.
+			"CREATE TABLE b (id INT PRIMARY KEY, v LONGBLOB)",
+			"INSERT INTO b VALUES (1, REPEAT('x', 14 << 20)), (2, REPEAT('y', 6 << 20))",
+			"UPDATE b SET v = CONCAT(v, 'z') WHERE id = 2",
+			"DELETE FROM b WHERE id = 1",
+		}},
 		{name: "event", sql: true, stmts: []string{
 			"CREATE TABLE ticks (id INT AUTO_INCREMENT PRIMARY KEY, at DATETIME(6))",
 			// Runs on the source; a replica must not run it too.
@@ -156,10 +229,13 @@ func newFidelityRig(t *testing.T, name string) *fidelityRig {
 	// The event scheduler runs on every server: a target that ran
 	// replicated events itself would write rows the source did not.
 	ev := []string{"--event-scheduler=ON"}
+	// The targets take packets of MariaDB's default size, which a row of
+	// big_row's exceeds as a statement's text.
+	tev := append(ev, "--max-allowed-packet=16M")
 	r := &fidelityRig{
 		src:    sandboxtest.ForTest(t, sandbox.Options{Name: name + "src", Binlog: true, ExtraArgs: ev}),
-		native: sandboxtest.ForTest(t, sandbox.Options{Name: name + "nat", ServerID: 2, ExtraArgs: ev}),
-		tgt:    sandboxtest.ForTest(t, sandbox.Options{Name: name + "tgt", ServerID: 3, ExtraArgs: ev}),
+		native: sandboxtest.ForTest(t, sandbox.Options{Name: name + "nat", ServerID: 2, ExtraArgs: tev}),
+		tgt:    sandboxtest.ForTest(t, sandbox.Options{Name: name + "tgt", ServerID: 3, ExtraArgs: tev}),
 	}
 	for _, s := range []struct {
 		srv *sandbox.Server
@@ -183,7 +259,8 @@ func newFidelityRig(t *testing.T, name string) *fidelityRig {
 	return r
 }
 
-// run runs a case on the source, in its own database and session.
+// run runs a case on the source, in its own database and session. A
+// statement prefixed "@fail " must fail on the source.
 func (r *fidelityRig) run(t *testing.T, c fidelityCase) {
 	t.Helper()
 	ctx := context.Background()
@@ -203,12 +280,16 @@ func (r *fidelityRig) run(t *testing.T, c fidelityCase) {
 		if s, ok := strings.CutPrefix(q, "@other "); ok {
 			q, c = s, other
 		}
+		q, fail := strings.CutPrefix(q, "@fail ")
 		if strings.HasPrefix(q, "USE ") {
 			if _, err := other.ExecContext(ctx, q); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := c.ExecContext(ctx, q); err != nil {
+		switch _, err := c.ExecContext(ctx, q); {
+		case fail && err == nil:
+			t.Fatalf("%s: %s: no error, want one", db, q)
+		case !fail && err != nil:
 			t.Fatalf("%s: %s: %v", db, q, err)
 		}
 	}
