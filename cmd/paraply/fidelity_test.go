@@ -226,12 +226,19 @@ type fidelityRig struct {
 
 func newFidelityRig(t *testing.T, name string) *fidelityRig {
 	t.Helper()
+	// The targets take packets of MariaDB's default size, which a row of
+	// big_row's exceeds as a statement's text.
+	return newFidelityRigWith(t, name, "--max-allowed-packet=16M")
+}
+
+// newFidelityRigWith is newFidelityRig with targetArgs for both targets'
+// servers.
+func newFidelityRigWith(t *testing.T, name string, targetArgs ...string) *fidelityRig {
+	t.Helper()
 	// The event scheduler runs on every server: a target that ran
 	// replicated events itself would write rows the source did not.
 	ev := []string{"--event-scheduler=ON"}
-	// The targets take packets of MariaDB's default size, which a row of
-	// big_row's exceeds as a statement's text.
-	tev := append(ev, "--max-allowed-packet=16M")
+	tev := append(slices.Clone(ev), targetArgs...)
 	r := &fidelityRig{
 		src:    sandboxtest.ForTest(t, sandbox.Options{Name: name + "src", Binlog: true, ExtraArgs: ev}),
 		native: sandboxtest.ForTest(t, sandbox.Options{Name: name + "nat", ServerID: 2, ExtraArgs: tev}),
