@@ -77,6 +77,9 @@ func Run(opts Options) (*Report, error) {
 	// images (a barrier in the writeset modes, as when replicating), so
 	// that any file is analyzed in bounded memory.
 	reader.SetPartBytes(LargeTransactionBytes)
+	// Old-format (MariaDB 5.3) temporal columns: their precision, which
+	// the binary log leaves out, is the catalog's, as it follows the DDL.
+	reader.SetPrecision(opts.Catalog.TemporalPrecision)
 	x := deptrack.NewExtractor(opts.Catalog)
 	x.Explain = true
 	modes := make([]*modeState, len(deptrack.Modes))

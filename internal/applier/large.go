@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -123,6 +124,8 @@ func (w *worker) executeLarge(ctx context.Context, conn *sql.Conn, work *Work, p
 	b.Reset()
 	b.Raw("START TRANSACTION")
 	dec := binlog.NewDecoder()
+	var precisionErr error // the target's, while reading a table's precision
+	dec.SetPrecision(targetPrecision(ctx, conn, &precisionErr))
 	limit := sqlgen.DefaultMaxPacket
 	if w.maxPacket > 0 {
 		limit = min(limit, w.maxPacket/3)
@@ -146,6 +149,9 @@ func (w *worker) executeLarge(ctx context.Context, conn *sql.Conn, work *Work, p
 		for _, sub := range cutPiece(rt, largeSlice) {
 			txn, err := dec.Decode(sub)
 			if err != nil {
+				if precisionErr != nil {
+					return precisionErr // the target failed, not the event
+				}
 				return err
 			}
 			stmts := txn.Statements
@@ -178,6 +184,55 @@ func (w *worker) executeLarge(ctx context.Context, conn *sql.Conn, work *Work, p
 		w.p.cfg.Observer.Progress(w.id, *p)
 	}
 	return nil
+}
+
+// targetPrecision is the binlog.PrecisionFunc of a worker's decoder: the
+// precision of the target's columns (the pieces name the tables as the
+// target does), which MariaDB's replica also takes for old-format
+// temporal columns. It reads the target only for tables with such
+// columns, once per table and transaction. A table it cannot read is not
+// known, and the error is left in *failed: the decoder's error then names
+// the event, not the cause.
+func targetPrecision(ctx context.Context, conn *sql.Conn, failed *error) binlog.PrecisionFunc {
+	known := map[schema.TableName][]int{}
+	return func(db, table string) ([]int, bool) {
+		name := schema.TableName{Schema: db, Name: table}
+		if digits, ok := known[name]; ok {
+			return digits, false
+		}
+		t, err := targetColumns(ctx, conn, name)
+		if err != nil {
+			*failed = err
+			return nil, false
+		}
+		if len(t.Columns) == 0 {
+			return nil, false
+		}
+		known[name] = t.TemporalPrecision()
+		return known[name], false
+	}
+}
+
+// targetColumns reads the types and precisions of a table's columns on
+// the target.
+func targetColumns(ctx context.Context, conn *sql.Conn, name schema.TableName) (*schema.Table, error) {
+	rows, err := conn.QueryContext(ctx, `SELECT DATA_TYPE, DATETIME_PRECISION FROM information_schema.COLUMNS
+		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, name.Schema, name.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	t := &schema.Table{Schema: name.Schema, Name: name.Name}
+	for rows.Next() {
+		var c schema.Column
+		var precision sql.NullInt64
+		if err := rows.Scan(&c.Type, &precision); err != nil {
+			return nil, err
+		}
+		c.Type, c.Precision = strings.ToLower(c.Type), int(precision.Int64)
+		t.Columns = append(t.Columns, c)
+	}
+	return t, rows.Err()
 }
 
 // cutPiece cuts a piece into consecutive runs of events of about n bytes.

@@ -32,7 +32,9 @@ type Decoder struct {
 
 // NewDecoder returns a Decoder. Values decode as the applier needs them:
 // DECIMAL as exact strings, temporal types as strings, TIMESTAMP in UTC
-// (the applier's sessions use time_zone '+00:00'), JSON as text.
+// (the applier's sessions use time_zone '+00:00'), JSON as text. Rows of
+// tables with MariaDB 5.3-format temporal columns need the columns'
+// precision, which the binary log does not carry (SetPrecision).
 func NewDecoder() *Decoder {
 	d := &Decoder{rowsDec: &rowsDecoder{}, tables: map[uint64]*fullTableMap{}}
 	d.parser = d.newParser()
@@ -109,6 +111,7 @@ func (d *Decoder) useFormat(fm *Format) error {
 // each.
 func (d *Decoder) parse(ev Event) (*replication.BinlogEvent, error) {
 	d.rowsDec.typ = ev.Type()
+	d.rowsDec.mysql = d.format != nil && d.format.Flavor == FlavorMySQL
 	switch ev.Type() {
 	case replication.XID_EVENT:
 		if n := len(ev.Data) - HeaderSize - d.checksumLen(); n < 8 {
@@ -118,14 +121,16 @@ func (d *Decoder) parse(ev Event) (*replication.BinlogEvent, error) {
 	case replication.MARIADB_ANNOTATE_ROWS_EVENT:
 		return nil, nil
 	case replication.TABLE_MAP_EVENT:
-		return d.tableMap(ev)
+		return d.tableMapOld(ev)
 	case replication.TRANSACTION_PAYLOAD_EVENT:
 		// The events inside are decoded by a parser that inherits the
 		// hooks of the one given the payload: the full parser's, so that
 		// their table maps keep their optional metadata.
-		return parseWith(d.full, ev)
+		be, err := parseWith(d.full, ev)
+		return be, d.rowsDec.cause(err)
 	}
-	return parseWith(d.parser, ev)
+	be, err := parseWith(d.parser, ev)
+	return be, d.rowsDec.cause(err)
 }
 
 // parseWith runs go-mysql's parser p on one event, turning its panics on

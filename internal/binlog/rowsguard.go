@@ -37,9 +37,24 @@ type rowsDecoder struct {
 	// simple counts the events decodeSimple decoded, direct those of them
 	// the Decoder decoded without go-mysql (fastRows).
 	simple, direct int
+	// precision gives the precision of old-format temporal columns, and
+	// mysql is set when the events are a MySQL server's, which has none
+	// (see oldtemporal.go).
+	precision PrecisionFunc
+	mysql     bool
+	// err is what decode returned last, for Decoder.parse: go-mysql's
+	// parser keeps only its text.
+	err error
 }
 
 func (r *rowsDecoder) decode(e *replication.RowsEvent, data []byte) error {
+	r.err = r.decodeRows(e, data)
+	return r.err
+}
+
+// decodeRows is decode, for the rows of any table: old-format columns are
+// read as oldFormat plans.
+func (r *rowsDecoder) decodeRows(e *replication.RowsEvent, data []byte) error {
 	pos, err := e.DecodeHeader(data)
 	if err != nil {
 		return err
@@ -50,6 +65,27 @@ func (r *rowsDecoder) decode(e *replication.RowsEvent, data []byte) error {
 		!anyColumn(e.ColumnBitmap1, e.ColumnCount) && !anyColumn(e.ColumnBitmap2, e.ColumnCount) {
 		return fmt.Errorf("%w: its column bitmaps select none of %d columns, so its rows take no bytes", errUnsafeRows, e.ColumnCount)
 	}
+	old, skip, err := r.oldFormat(e, pos, data)
+	if err != nil || skip {
+		return err // skip: no images (see PrecisionFunc)
+	}
+	if old != nil {
+		orig := e.Table
+		e.Table = old.tm
+		defer func() {
+			e.Table = orig // what the Rows refer to
+			old.convertOld(e.Rows)
+		}()
+	}
+	if err := r.decodeImages(e, pos, data); err != nil {
+		// go-mysql's message names neither the table nor the column.
+		return fmt.Errorf("rows of %s: %w", quoteName(string(e.Table.Schema), string(e.Table.Table)), err)
+	}
+	return nil
+}
+
+// decodeImages decodes the row images of e, whose header ends at pos.
+func (r *rowsDecoder) decodeImages(e *replication.RowsEvent, pos int, data []byte) error {
 	if err := checkJSONColumns(e, pos, data); err != nil {
 		return err
 	}
@@ -58,6 +94,17 @@ func (r *rowsDecoder) decode(e *replication.RowsEvent, data []byte) error {
 		return nil
 	}
 	return e.DecodeData(pos, data)
+}
+
+// cause returns err, the error of go-mysql's parser, as decode returned
+// it if that wraps ErrCorrupt (go-mysql keeps only its text, cut short;
+// parseWith reports the rest as ErrCorrupt), and forgets decode's error.
+func (r *rowsDecoder) cause(err error) error {
+	if err != nil && errors.Is(r.err, ErrCorrupt) {
+		err = r.err
+	}
+	r.err = nil
+	return err
 }
 
 // anyColumn reports whether bitmap has a bit set for one of n columns.

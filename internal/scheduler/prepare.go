@@ -163,6 +163,7 @@ func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepare
 		p.Logger = slog.New(slog.DiscardHandler)
 	}
 	p.decoder = binlog.NewDecoder()
+	p.decoder.SetPrecision(p.precision)
 	p.extractor = deptrack.NewExtractor(p.Catalog)
 	p.extractor.Explain = true // names the tables of conflicting keys
 	p.tracker = deptrack.NewTracker(p.Mode, p.History)
@@ -438,6 +439,38 @@ func (p *Preparer) followDDL(txn *binlog.Txn) (*applier.DDL, error) {
 	p.extractor.Invalidate()
 	clear(p.tables)
 	return ddl, nil
+}
+
+// precision is the decoder's binlog.PrecisionFunc: the precision of the
+// catalog's columns, the target's, which MariaDB's replica also takes for
+// old-format temporal columns, for the table the filters write to (skip
+// for one they leave out, which the target may not have).
+func (p *Preparer) precision(db, table string) ([]int, bool) {
+	name, kept := p.targetName(db, table)
+	if !kept {
+		return nil, true
+	}
+	return p.Catalog.TemporalPrecision(name.Schema, name.Name)
+}
+
+// targetName is the name a source table has on the target under the
+// filters (--rewrite-db), and false if they leave its rows out. The
+// filter decides on decoded transactions, which this one is not yet: it
+// is asked about a row of the table.
+func (p *Preparer) targetName(db, table string) (schema.TableName, bool) {
+	name := schema.TableName{Schema: db, Name: table}
+	if p.Filter == nil {
+		return name, true
+	}
+	tm := &replication.TableMapEvent{Schema: []byte(db), Table: []byte(table)}
+	probe := &binlog.Txn{Rows: []*binlog.Rows{{Op: binlog.Insert, Table: tm}}}
+	if _, err := p.Filter.Txn(probe); err != nil {
+		return name, true // statements only fail it; there are none
+	}
+	if len(probe.Rows) == 0 {
+		return name, false
+	}
+	return schema.TableName{Schema: probe.Rows[0].Schema(), Name: probe.Rows[0].Name()}, true
 }
 
 // table resolves the SQL-generation view of the table a table map names

@@ -406,3 +406,17 @@ func childTables(refs []ChildRef) []TableName {
 	}
 	return out
 }
+
+// TemporalPrecision gives the decoder (binlog.PrecisionFunc) the
+// precision of the columns of a table (Table.TemporalPrecision), nil when
+// the catalog has no such table. A table the catalog marks unknown (DDL it
+// could not follow) still gives its columns: their precision changes only
+// with DDL that names the columns, and a column whose position no longer
+// holds a temporal column gives -1.
+func (c *Catalog) TemporalPrecision(db, table string) (digits []int, skip bool) {
+	t := c.Table(db, table)
+	if t == nil {
+		return nil, false
+	}
+	return t.TemporalPrecision(), false
+}

@@ -224,6 +224,10 @@ func (a *applier) column(d *draft, def *ast.ColumnDef) (Column, error) {
 		if col.Type == "" {
 			return col, fmt.Errorf("%w: column %s: unknown type %d", ErrUnparsed, QuoteIdent(col.Name), tp)
 		}
+		if isTemporal(col.Type) {
+			// TIME without digits has decimal UnspecifiedLength (-1).
+			col.Precision = max(ft.GetDecimal(), 0)
+		}
 		return col, nil
 	}
 	if cs == "binary" && explicitCollation == "" {

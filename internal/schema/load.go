@@ -208,19 +208,25 @@ func (l *loader) loadColumns(ctx context.Context, db *sql.DB, f filter) error {
 	cols := map[TableName][]row{}
 	where, args := f.where("TABLE_SCHEMA", "TABLE_NAME")
 	err := query(ctx, db, `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE,
-			COLUMN_TYPE, CHARACTER_SET_NAME, COLLATION_NAME, IS_NULLABLE, EXTRA
+			COLUMN_TYPE, CHARACTER_SET_NAME, COLLATION_NAME, IS_NULLABLE, EXTRA, DATETIME_PRECISION
 		FROM information_schema.COLUMNS WHERE `+where, args, func(rows *sql.Rows) error {
 		var (
 			name                 TableName
 			r                    row
 			colType, null, extra string
 			charset, collation   sql.NullString
+			precision            sql.NullInt64
 		)
 		if err := rows.Scan(&name.Schema, &name.Name, &r.col.Name, &r.pos, &r.col.Type, &colType,
-			&charset, &collation, &null, &extra); err != nil {
+			&charset, &collation, &null, &extra, &precision); err != nil {
 			return err
 		}
 		r.col.Type = strings.ToLower(r.col.Type)
+		if isTemporal(r.col.Type) {
+			// An old-format column shows as "time(1) /* mariadb-5.3 */"
+			// in COLUMN_TYPE; DATETIME_PRECISION has its digits all the same.
+			r.col.Precision = int(precision.Int64)
+		}
 		r.col.Unsigned = strings.Contains(strings.ToLower(colType), "unsigned")
 		r.col.Nullable = null == "YES"
 		extra = strings.ToUpper(extra)

@@ -120,6 +120,33 @@ type Column struct {
 	Nullable  bool
 	// Generated is true for VIRTUAL and STORED (PERSISTENT) generated columns.
 	Generated bool
+	// Precision is the fractional seconds digits (0 to 6) of a TIME,
+	// DATETIME or TIMESTAMP column, 0 for other columns. The binary log
+	// does not carry it for MariaDB's old-format (5.3) temporal columns,
+	// whose rows take more bytes the more digits they keep: the rows are
+	// decoded with the precision the target's column has, as MariaDB's
+	// own replica does (see TemporalPrecision).
+	Precision int
+}
+
+// isTemporal reports whether columns of type typ (as Column.Type) have a
+// fractional seconds precision.
+func isTemporal(typ string) bool {
+	return typ == "time" || typ == "datetime" || typ == "timestamp"
+}
+
+// TemporalPrecision returns, per column in row-image order, the
+// precision of a TIME, DATETIME or TIMESTAMP column, and -1 for a column
+// of any other type. It is what binlog.PrecisionFunc gives the decoder.
+func (t *Table) TemporalPrecision() []int {
+	out := make([]int, len(t.Columns))
+	for i := range t.Columns {
+		out[i] = -1
+		if isTemporal(t.Columns[i].Type) {
+			out[i] = t.Columns[i].Precision
+		}
+	}
+	return out
 }
 
 // Index is a PRIMARY or UNIQUE key.
