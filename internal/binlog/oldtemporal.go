@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
-
 )
 
 // MariaDB 5.3 to 10.0 stored TIME(n), DATETIME(n) and TIMESTAMP(n) with
