@@ -58,7 +58,7 @@ certificate against --*-tls-ca (else the system's roots) and the host name;
 	f := cmd.Flags()
 	src.add(f, &cfg)
 	pipe.add(f, &cfg)
-	f.StringVar(&cfg.StartGTID, "start-gtid", "", "GTID position to start from when the target has no checkpoint (default: the source's current position)")
+	f.StringVar(&cfg.StartGTID, "start-gtid", "", "GTID position the target's data was taken at, for the first start (no checkpoint yet); \"current\": the source's position now. Required when the target holds tables; refused when it disagrees with the target's checkpoint")
 	f.BoolVar(&cfg.UntilCaughtUp, "until-caught-up", false, "exit 0 once the target has applied everything the source had at start")
 	f.StringVar(&cfg.UntilGTID, "until-gtid", "", "exit 0 once the transaction at this GTID position is applied, applying nothing after it (as START SLAVE UNTIL master_gtid_pos)")
 	f.StringVar(&cfg.HeartbeatTable, "heartbeat-table", "", "db.table on the source where paraply writes a heartbeat row (as pt-heartbeat; needs CREATE and INSERT there) to date the lag to the heartbeat interval even for transactions received late (default: date by receive times)")

@@ -60,6 +60,11 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 		// The bracket row only informs whoever reads paraply.ddl: a
 		// statement such as CREATE USER carries a password in clear.
 		if err := w.p.store.BeginDDL(ctx, marker, st.Schema, binlog.RedactSecrets(st.Query), t.DDL.Objects); err != nil {
+			if classify(err) == fatal {
+				// Reading what the DDL changes, before it runs: a CREATE
+				// DATABASE the account may not see.
+				return ddlConflict(t, &st, "cannot record the DDL's objects before it runs", err)
+			}
 			return err
 		}
 		if st.Schema != "" {
@@ -89,7 +94,7 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 		}
 		if _, err := conn.ExecContext(ctx, set, args...); err != nil {
 			if classify(err) == fatal {
-				return &ConflictError{GTID: t.GTID, What: "cannot give the target session the source session's settings for DDL " + abbreviate(binlog.RedactSecrets(st.Query)), Err: err}
+				return ddlConflict(t, &st, "cannot give the target session the source session's settings for DDL", err)
 			}
 			return err
 		}

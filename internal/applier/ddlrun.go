@@ -54,9 +54,20 @@ func (w *worker) runDDL(ctx context.Context, conn *sql.Conn, t *Txn, st *binlog.
 	case t.DDL.Rerun && alreadyDone(err):
 		return nil
 	case classify(err) == fatal:
-		return &ConflictError{GTID: t.GTID, What: "DDL failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
+		return ddlConflict(t, st, "DDL failed on the target", err)
 	}
 	return err
+}
+
+// ddlConflict is the error that stops replication at DDL statement st of
+// t: what happened, the statement, and, for a missing privilege, which
+// one and the GRANT that gives it.
+func ddlConflict(t *Txn, st *binlog.Statement, what string, err error) *ConflictError {
+	what += ": " + abbreviate(binlog.RedactSecrets(st.Query))
+	if hint := privilegeHint(err); hint != "" {
+		what += ": " + hint
+	}
+	return &ConflictError{GTID: t.GTID, What: what, Err: redacted{err}}
 }
 
 // idempotence is how a replica in slave_ddl_exec_mode=IDEMPOTENT treats a

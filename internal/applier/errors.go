@@ -125,6 +125,9 @@ func isLockWait(err error) bool {
 
 // describe names a MySQL error for a conflict message.
 func describe(err error) string {
+	if hint := privilegeHint(err); hint != "" {
+		return hint
+	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		switch me.Number {
@@ -146,7 +149,7 @@ func describe(err error) string {
 		return fmt.Sprintf("error %d from the target", me.Number)
 	}
 	if errors.Is(err, errPacketTooLarge) {
-		return "a statement is larger than the target's max_allowed_packet (raise it on the target)"
+		return "a row is too large for the target's max_allowed_packet (raise max_allowed_packet on the target)"
 	}
 	return "error from the target"
 }

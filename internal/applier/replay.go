@@ -109,9 +109,6 @@ func (w *worker) replayConflict(ctx context.Context, work *Work, p replay.Packet
 // record in 't'", "Table 'db.t' doesn't exist".
 var quotedTable = regexp.MustCompile(`(?:record in|Table) '([^']+)'`)
 
-// erSpecificAccessDenied is "you need (at least one of) the ... privilege".
-const erSpecificAccessDenied = 1227
-
 // CanReplay reports whether the target can apply row events itself
 // (BinlogPath): a MariaDB server whose account holds BINLOG REPLAY (or
 // SUPER). When it cannot, why says so in words for the operator.

@@ -48,7 +48,8 @@ var ddlStatements = []string{
 		"`id` TINYINT UNSIGNED NOT NULL PRIMARY KEY," +
 		"`position` MEDIUMTEXT CHARACTER SET ascii NOT NULL," +
 		"`relay_index` BIGINT UNSIGNED NOT NULL," +
-		"`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)) ENGINE=InnoDB",
+		"`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)," +
+		"`started` MEDIUMTEXT CHARACTER SET ascii NULL) ENGINE=InnoDB",
 	"CREATE TABLE IF NOT EXISTS `paraply`.`ddl` (" +
 		"`gtid` VARCHAR(120) CHARACTER SET ascii NOT NULL PRIMARY KEY," +
 		"`schema_name` VARCHAR(64) NOT NULL," +
@@ -160,6 +161,17 @@ func (s *Store) Init(ctx context.Context) error {
 			return fmt.Errorf("adding the column others to paraply.applied: %w", err)
 		}
 	}
+	// Nor does it have paraply.progress's record of the first start's
+	// --start-gtid: unknown, which reads as none was given.
+	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS "+
+		"WHERE TABLE_SCHEMA = 'paraply' AND TABLE_NAME = 'progress' AND COLUMN_NAME = 'started'").Scan(&n); err != nil {
+		return fmt.Errorf("reading paraply.progress's columns: %w", err)
+	}
+	if n == 0 {
+		if _, err := conn.ExecContext(ctx, "ALTER TABLE `paraply`.`progress` ADD COLUMN `started` MEDIUMTEXT CHARACTER SET ascii NULL"); err != nil {
+			return fmt.Errorf("adding the column started to paraply.progress: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -171,6 +183,9 @@ type State struct {
 	Position string
 	// RelayIndex is the relay log index of the transaction at Position.
 	RelayIndex uint64
+	// Started is the start position the checkpoint's first start was
+	// given (--start-gtid, as given), "" if none or not known.
+	Started string
 	// Applied holds the GTIDs applied beyond Position (and possibly some
 	// below it, in rows whose key is beyond it or that compaction has not
 	// reached yet: skipping those is harmless, the stream never yields
@@ -236,7 +251,7 @@ func (s *Store) scanApplied(ctx context.Context, where string, args []any, found
 // loadProgress reads the store's row of paraply.progress into st, and
 // refuses a row of another origin.
 func (s *Store) loadProgress(ctx context.Context, st *State) error {
-	rows, err := s.db.QueryContext(ctx, "SELECT `id`, `position`, `relay_index` FROM `paraply`.`progress`")
+	rows, err := s.db.QueryContext(ctx, "SELECT `id`, `position`, `relay_index`, `started` FROM `paraply`.`progress`")
 	if err != nil {
 		return fmt.Errorf("reading paraply.progress: %w", err)
 	}
@@ -245,13 +260,14 @@ func (s *Store) loadProgress(ctx context.Context, st *State) error {
 		var id uint8
 		var pos string
 		var relay uint64
-		if err := rows.Scan(&id, &pos, &relay); err != nil {
+		var started sql.NullString
+		if err := rows.Scan(&id, &pos, &relay, &started); err != nil {
 			return fmt.Errorf("reading paraply.progress: %w", err)
 		}
 		if Origin(id) != s.origin {
 			return &ForeignCheckpointError{Origin: Origin(id), Position: pos, Want: s.origin}
 		}
-		st.Position, st.RelayIndex = pos, relay
+		st.Position, st.RelayIndex, st.Started = pos, relay, started.String
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("reading paraply.progress: %w", err)
@@ -310,6 +326,17 @@ func (s *Store) SaveProgress(ctx context.Context, position string, relayIndex ui
 		covered = covered[n:]
 	}
 	return tx.Commit()
+}
+
+// SaveStart records the start position the first start was given
+// (--start-gtid as given, "current" included), after SaveProgress wrote
+// the checkpoint's first row: a later start given the same is the same
+// command started again, not another position (see State.Started).
+func (s *Store) SaveStart(ctx context.Context, given string) error {
+	if _, err := s.db.ExecContext(ctx, "UPDATE `paraply`.`progress` SET `started` = ? WHERE `id` = ?", given, uint8(s.origin)); err != nil {
+		return fmt.Errorf("writing paraply.progress: %w", err)
+	}
+	return nil
 }
 
 // compactGTIDs is how many GTIDs one statement deletes from

@@ -40,8 +40,10 @@ type Config struct {
 	RelaySync     relaylog.SyncPolicy
 	// ServerID is the replica server_id presented to the source.
 	ServerID uint32
-	// StartGTID is where to start when the target has no checkpoint
-	// ("" = the source's current position).
+	// StartGTID is where to start when the target has no checkpoint:
+	// StartCurrent for the source's position now; "" for the same on a
+	// target without tables, else refused (see Replica.checkStart). Given
+	// with a checkpoint, it must name the checkpoint's position.
 	StartGTID string
 	// UntilCaughtUp stops once the target has applied everything the
 	// source had when replication started.

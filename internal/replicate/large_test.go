@@ -57,10 +57,18 @@ func TestLargeTransaction(t *testing.T) {
 		t.Fatalf("target has %d updated rows (%v), want %d", n, err, rows/2)
 	}
 
-	// One row larger than the target's max_allowed_packet cannot be sent
-	// in any packet: replication stops and says so, naming the GTID.
+	// A row larger than the target's max_allowed_packet reaches it as a
+	// native replica's does: its event in two fragments (the binlog path
+	// takes large transactions), each within the packet.
 	if err := p.src.Exec(ctx, "CREATE TABLE w_large.b (id INT PRIMARY KEY, v MEDIUMBLOB)",
 		"INSERT INTO w_large.b VALUES (1, REPEAT('b', 10485760))"); err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	p.equal(t)
+	// One too large for two fragments of a packet cannot be sent:
+	// replication stops and says so, naming the GTID.
+	if err := p.src.Exec(ctx, "INSERT INTO w_large.b VALUES (2, REPEAT('b', 14680064))"); err != nil {
 		t.Fatal(err)
 	}
 	gtid := p.position(t)

@@ -166,6 +166,9 @@ func (r *Replica) run(ctx context.Context) error {
 			return fmt.Errorf("--preserve-gtids: target %s: %w", r.cfg.Target, err)
 		}
 	}
+	if err := r.checkPrivileges(ctx, tgtDB, cat); err != nil {
+		return err
+	}
 	lock, err := checkpoint.Lock(ctx, tgtDB)
 	if err != nil {
 		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
@@ -176,10 +179,13 @@ func (r *Replica) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.feed.origin() == checkpoint.Replicate && sameFlavor && r.info.Flavor == binlog.FlavorMariaDB {
+	if r.watchesNative(sameFlavor) {
 		if err := r.fromNative(ctx, tgtDB, state, store); err != nil {
 			return fmt.Errorf("target %s: %w", r.cfg.Target, err)
 		}
+	}
+	if err := r.checkStart(ctx, tgtDB, state); err != nil {
+		return err
 	}
 	relay, prefix, start, err := r.openRelay(ctx, state, store)
 	if err != nil {
@@ -261,6 +267,9 @@ func (r *Replica) run(ctx context.Context) error {
 	g.Go(func() error { return pool.Run(gctx, work, done) })
 	g.Go(func() error { r.feed.probe(gctx); return nil })
 	g.Go(func() error { return lock.Keep(gctx, lockCheckEvery, r.log) })
+	if r.watchesNative(sameFlavor) {
+		g.Go(func() error { return r.watchNative(gctx, tgtDB) })
+	}
 	sv := newSaver(func(wctx context.Context, p scheduler.Progress) error {
 		if err := store.SaveProgress(wctx, p.Position, p.RelayIndex, p.Covered); err != nil {
 			return fmt.Errorf("saving the checkpoint on the target: %w", err)
@@ -325,6 +334,13 @@ func (r *Replica) loadCheckpoint(ctx context.Context, store *checkpoint.Store) (
 	return state, rerun, nil
 }
 
+// watchesNative reports whether this run takes over from, and guards
+// against, the target's own replication: replicate onto a MariaDB target
+// from a MariaDB source (handover reads MariaDB's gtid_slave_pos).
+func (r *Replica) watchesNative(sameFlavor bool) bool {
+	return r.feed.origin() == checkpoint.Replicate && sameFlavor && r.info.Flavor == binlog.FlavorMariaDB
+}
+
 // fromNative takes over from the target's own replication: it refuses
 // while that runs, and starts where it stopped (gtid_slave_pos) when that
 // is ahead of paraply's checkpoint, with a new relay log.
@@ -333,10 +349,8 @@ func (r *Replica) fromNative(ctx context.Context, tgt *sql.DB, state *checkpoint
 	if err != nil {
 		return err
 	}
-	if !native.Known {
-		r.log.Info("cannot tell whether the target's own replication runs (SHOW ALL SLAVES STATUS needs SLAVE MONITOR): make sure it does not")
-	}
-	pos, fromNative, err := handover.Start(state.Position, r.cfg.StartGTID, native)
+	r.warnUnguarded(native)
+	pos, fromNative, err := handover.Start(state.Position, r.startGTID(), native)
 	if err != nil || !fromNative {
 		return err
 	}
@@ -466,13 +480,14 @@ func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store 
 	}
 	start := state.Position
 	if start == "" {
-		start = r.cfg.StartGTID
+		start = r.startGTID()
 		if start == "" {
 			start = r.info.Position
 		}
 	}
 	l, _ := relay.Last()
-	if state.Position == "" || state.RelayIndex != l {
+	first := state.Position == ""
+	if first || state.RelayIndex != l {
 		// Remember where this target starts, so that a crash before the
 		// first transaction does not move the start to "now"; and tie the
 		// checkpoint to the new relay log's numbering, which starts again,
@@ -482,6 +497,12 @@ func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store 
 			return nil, 0, "", err
 		}
 		state.Position, state.RelayIndex = start, l
+	}
+	if first && r.cfg.StartGTID != "" {
+		if err := store.SaveStart(ctx, r.cfg.StartGTID); err != nil {
+			return nil, 0, "", err
+		}
+		state.Started = r.cfg.StartGTID
 	}
 	return relay, l, start, nil
 }
