@@ -93,7 +93,7 @@ they are at the start point).`,
 		},
 	}
 	f := cmd.Flags()
-	pipe.add(f, &cfg)
+	pipe.add(f, &cfg, "") // beside a running replicate, which has 127.0.0.1:9104
 	f.StringVar(&cfg.StartGTID, "start-gtid", "", "GTID position the target holds already (the backup's): the files' transactions it includes are skipped (used when apply has no checkpoint on the target yet)")
 	f.StringVar(&startPos, "start-position", "", "FILE:OFFSET: skip the files before FILE and the transactions of FILE that begin before OFFSET")
 	f.StringVar(&stopGTID, "stop-gtid", "", "stop before the first transaction at or past this GTID (same domain, or same source UUID, and a sequence number as high); a comma-separated list stops at the first of them")

@@ -11,8 +11,10 @@ import (
 func handoverCmd() *cobra.Command {
 	cfg := replicate.Default()
 	var (
-		src  sourceFlags
-		pipe pipelineFlags
+		src     sourceFlags
+		tgt     targetFlags
+		filters filterFlags
+		log     logFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "handover --target mysql://USER@HOST:PORT [--source mysql://USER@HOST:PORT]",
@@ -36,7 +38,13 @@ paraply's checkpoint.`,
 			if err := src.resolve(&cfg); err != nil {
 				return err
 			}
-			if err := pipe.resolve(&cfg); err != nil {
+			if err := tgt.resolve(&cfg); err != nil {
+				return err
+			}
+			if err := filters.resolve(&cfg); err != nil {
+				return err
+			}
+			if err := log.resolve(&cfg); err != nil {
 				return err
 			}
 			pos, err := replicate.Handover(cmd.Context(), cfg)
@@ -56,6 +64,12 @@ paraply's checkpoint.`,
 	}
 	f := cmd.Flags()
 	src.add(f, &cfg)
-	pipe.add(f, &cfg)
+	tgt.add(f)
+	// What the gap fill applies must be applied as the run it follows
+	// applied the rest: the same filters and GTIDs (--config reads that
+	// run's file).
+	filters.add(f)
+	addPreserveGTIDs(f, &cfg)
+	log.add(f)
 	return cmd
 }

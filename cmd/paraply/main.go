@@ -12,6 +12,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/paraply/paraply/internal/config"
 )
 
 // errSilent is returned by a command that already printed its error.
@@ -28,6 +31,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(analyzeCmd(), replicateCmd(), applyCmd(), handoverCmd(), skipCmd(), statusCmd(), verifyCmd(), demoCmd())
+	addConfigFile(root)
 	stop, err := startProfiles(os.Getenv("PARAPLY_CPU_PROFILE"), os.Getenv("PARAPLY_HEAP_PROFILE"))
 	if err == nil {
 		err = root.Execute()
@@ -38,5 +42,24 @@ func main() {
 			fmt.Fprintln(os.Stderr, "paraply:", err)
 		}
 		os.Exit(1)
+	}
+}
+
+// addConfigFile gives every command --config: one file of settings, one
+// "name = value" a line, that all the commands read, each taking the
+// settings it has (replicate's --source is verify's and handover's too) and
+// skipping the other commands' ones. The command line wins over the file.
+func addConfigFile(root *cobra.Command) {
+	var path string
+	root.PersistentFlags().StringVar(&path, "config", "", "file of settings, one 'name = value' per line, shared by every command (the command line wins)")
+	known := map[string]bool{}
+	for _, c := range root.Commands() {
+		c.Flags().VisitAll(func(f *pflag.Flag) { known[f.Name] = true })
+	}
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if path == "" {
+			return nil
+		}
+		return config.ApplyFile(cmd.Flags(), path, func(name string) bool { return known[name] })
 	}
 }

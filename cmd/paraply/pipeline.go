@@ -17,28 +17,87 @@ import (
 	"github.com/paraply/paraply/internal/status"
 )
 
-// pipelineFlags are the flags replicate and apply share, since they run
-// one pipeline: the target, how it is applied to, logging and the status
-// endpoint.
-type pipelineFlags struct {
-	targetURL, targetPwFile  string
-	mode, logLevel, httpAddr string
-	httpAllowRemote          bool
-	targetTLS                tlsFlags
-	filters                  filterFlags
+// targetFlags are the target endpoint's flags: every command that
+// connects to the target has them.
+type targetFlags struct {
+	url, pwFile string
+	tls         tlsFlags
 }
 
-// add declares the flags; the ones that are replicate.Config fields write
-// into cfg.
-func (p *pipelineFlags) add(f *pflag.FlagSet, cfg *replicate.Config) {
-	f.StringVar(&p.targetURL, "target", "", "target server, mysql://USER@HOST:PORT")
-	f.StringVar(&p.targetPwFile, "target-password-file", "", "file holding the target password")
-	p.targetTLS.add(f, "target")
+func (t *targetFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&t.url, "target", "", "target server, mysql://USER@HOST:PORT")
+	f.StringVar(&t.pwFile, "target-password-file", "", "file holding the target password")
+	t.tls.add(f, "target")
+}
+
+// resolve fills cfg's target from the flags.
+func (t *targetFlags) resolve(cfg *replicate.Config) error {
+	var err error
+	if cfg.Target, err = endpoint(t.url, "PARAPLY_TARGET_PASSWORD", t.pwFile); err != nil {
+		return fmt.Errorf("--target: %w", err)
+	}
+	if cfg.TargetTLS, err = t.tls.config(cfg.Target.Host); err != nil {
+		return fmt.Errorf("--target-tls: %w", err)
+	}
+	return nil
+}
+
+// logFlags is --log-level.
+type logFlags struct{ level string }
+
+func (l *logFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&l.level, "log-level", "info", "debug|info|warn|error")
+}
+
+// resolve sets cfg.Logger: text on stderr at the level asked.
+func (l *logFlags) resolve(cfg *replicate.Config) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(l.level)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	return nil
+}
+
+// httpFlags are --http and --http-allow-remote: where a pipeline serves
+// its status page and metrics.
+type httpFlags struct {
+	addr        string
+	allowRemote bool
+}
+
+// add declares the flags with def as --http's default ("" = off).
+func (h *httpFlags) add(f *pflag.FlagSet, def string) {
+	f.StringVar(&h.addr, "http", def, "serve /metrics, /status.json and a status page here (\"\" = off)")
+	f.BoolVar(&h.allowRemote, "http-allow-remote", false, "allow --http on a non-loopback address (the endpoint has no authentication)")
+}
+
+// addPreserveGTIDs declares --preserve-gtids, which replicate, apply and
+// handover's gap fill share.
+func addPreserveGTIDs(f *pflag.FlagSet, cfg *replicate.Config) {
+	f.BoolVar(&cfg.PreserveGTIDs, "preserve-gtids", false, "commit each source transaction on the target under its source GTID, as a native replica with log_slave_updates (MariaDB source and target; the target needs log-bin, binlog_format=ROW, binlog-ignore-db=paraply and BINLOG REPLAY; one source transaction per target transaction)")
+}
+
+// pipelineFlags are the flags replicate and apply share, since they run
+// one pipeline: the target, how it is applied to, the filters, logging
+// and the status endpoint.
+type pipelineFlags struct {
+	target  targetFlags
+	mode    string
+	filters filterFlags
+	log     logFlags
+	http    httpFlags
+}
+
+// add declares the flags, with httpDefault as --http's default; the ones
+// that are replicate.Config fields write into cfg.
+func (p *pipelineFlags) add(f *pflag.FlagSet, cfg *replicate.Config, httpDefault string) {
+	p.target.add(f)
 	f.Var((*workersValue)(cfg), "workers", fmt.Sprintf("parallel apply sessions on the target: a count, or auto (a pool of %d, of which paraply finds while it runs how many apply fastest)", replicate.AutoWorkersPool))
 	f.StringVar(&p.mode, "dependency", cfg.Mode.String(), "serial|database|commit-order|writeset|writeset-session")
 	f.BoolVar(&cfg.PreserveOrder, "preserve-commit-order", cfg.PreserveOrder, "commit on the target in source order")
 	f.IntVar(&cfg.BatchTxns, "batch-max-txns", cfg.BatchTxns, "source transactions combined into one target transaction at most")
-	f.BoolVar(&cfg.PreserveGTIDs, "preserve-gtids", false, "commit each source transaction on the target under its source GTID, as a native replica with log_slave_updates (MariaDB source and target; the target needs log-bin, binlog_format=ROW, binlog-ignore-db=paraply and BINLOG REPLAY; one source transaction per target transaction)")
+	addPreserveGTIDs(f, cfg)
 	f.StringVar(&cfg.Apply, "apply", cfg.Apply, "how rows are applied: sql (SQL statements: fastest; tables with triggers on the target, system-versioned tables and sequences are refused) | binlog (the target's own row applier: exact as a native replica, slower; needs BINLOG REPLAY on a MariaDB target) | auto (sql, and binlog for what sql cannot apply exactly, when source and target are MariaDB and the account may)")
 	f.IntVar(&cfg.PieceBytes, "large-txn-piece", cfg.PieceBytes, "a transaction larger than this many bytes is received, stored and applied in pieces of this size, in bounded memory")
 	f.BoolVar(&cfg.NoCompact, "no-compact", false, "apply every row change as its own statement (default: merge each row's changes and group rows, on tables with only a primary key)")
@@ -46,33 +105,25 @@ func (p *pipelineFlags) add(f *pflag.FlagSet, cfg *replicate.Config) {
 	f.IntVar(&cfg.History, "history-size", 0, "writeset history size in keys (default 25000)")
 	f.IntVar(&cfg.Window, "window", cfg.Window, "look-ahead: transactions admitted and not yet committed, at most")
 	f.DurationVar(&cfg.ConnectWait, "connect-wait", cfg.ConnectWait, "how long to wait at start for a server that does not answer")
-	f.StringVar(&p.logLevel, "log-level", "info", "debug|info|warn|error")
-	f.StringVar(&p.httpAddr, "http", "127.0.0.1:9104", "serve /metrics, /status.json and a status page here (\"\" = off)")
-	f.BoolVar(&p.httpAllowRemote, "http-allow-remote", false, "allow --http on a non-loopback address (the endpoint has no authentication)")
+	p.log.add(f)
+	p.http.add(f, httpDefault)
 	p.filters.add(f)
 }
 
-// resolve fills cfg's target, dependency mode and logger from the flags.
+// resolve fills cfg's target, dependency mode, filters and logger from
+// the flags.
 func (p *pipelineFlags) resolve(cfg *replicate.Config) error {
+	if err := p.target.resolve(cfg); err != nil {
+		return err
+	}
 	var err error
-	if cfg.Target, err = endpoint(p.targetURL, "PARAPLY_TARGET_PASSWORD", p.targetPwFile); err != nil {
-		return fmt.Errorf("--target: %w", err)
-	}
-	if cfg.TargetTLS, err = p.targetTLS.config(cfg.Target.Host); err != nil {
-		return fmt.Errorf("--target-tls: %w", err)
-	}
 	if cfg.Mode, err = deptrack.ParseMode(p.mode); err != nil {
 		return err
 	}
 	if err := p.filters.resolve(cfg); err != nil {
 		return err
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(p.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
-	}
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	return nil
+	return p.log.resolve(cfg)
 }
 
 // run runs the pipeline newPipeline makes of cfg until it ends or SIGINT
@@ -87,8 +138,8 @@ func (p *pipelineFlags) run(ctx context.Context, cfg replicate.Config, newPipeli
 	workers := metrics.NewWorkers(cfg.Pool())
 	cfg.Observer = workers
 	rep := newPipeline(cfg)
-	if p.httpAddr != "" {
-		l, err := status.Listen(p.httpAddr, p.httpAllowRemote)
+	if p.http.addr != "" {
+		l, err := status.Listen(p.http.addr, p.http.allowRemote)
 		if err != nil {
 			return err
 		}
@@ -102,7 +153,7 @@ func (p *pipelineFlags) run(ctx context.Context, cfg replicate.Config, newPipeli
 		cfg.Logger.Info("status and metrics", "url", "http://"+l.Addr().String()+"/")
 	}
 	if during == nil {
-		return rep.Run(ctx)
+		return stopped(ctx, rep, rep.Run(ctx))
 	}
 	dctx, cancel := context.WithCancel(ctx)
 	followed := make(chan struct{})
@@ -113,6 +164,22 @@ func (p *pipelineFlags) run(ctx context.Context, cfg replicate.Config, newPipeli
 	err := rep.Run(ctx)
 	cancel()
 	<-followed
+	return stopped(ctx, rep, err)
+}
+
+// stopped logs where a pipeline that SIGINT or SIGTERM stopped (ctx done,
+// err nil) left the target: the operator, or a service's journal, learns
+// the final position from the last line. It returns err.
+func stopped(ctx context.Context, rep *replicate.Replica, err error) error {
+	if err == nil && ctx.Err() != nil {
+		st := rep.Status()
+		pos := st.Checkpoint.Position
+		if pos == "" {
+			pos = "(nothing applied yet)"
+		}
+		rep.Logger().Info("stopped on a signal: the target has everything up to the position; a restart resumes there",
+			"position", pos, "target", st.Target)
+	}
 	return err
 }
 

@@ -17,9 +17,8 @@ import (
 func replicateCmd() *cobra.Command {
 	cfg := replicate.Default()
 	var (
-		src        sourceFlags
-		configFile string
-		pipe       pipelineFlags
+		src  sourceFlags
+		pipe pipelineFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "replicate --source mysql://USER@HOST:PORT --target mysql://USER@HOST:PORT",
@@ -39,12 +38,6 @@ certificate against --*-tls-ca (else the system's roots) and the host name;
 "skip-verify" accepts any certificate (tests only). --*-tls-cert and
 --*-tls-key give a client certificate.`,
 		Args: cobra.NoArgs,
-		PreRunE: func(cmd *cobra.Command, _ []string) error {
-			if configFile != "" {
-				return config.ApplyFile(cmd.Flags(), configFile)
-			}
-			return nil
-		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := src.resolve(&cfg); err != nil {
 				return err
@@ -57,14 +50,13 @@ certificate against --*-tls-ca (else the system's roots) and the host name;
 	}
 	f := cmd.Flags()
 	src.add(f, &cfg)
-	pipe.add(f, &cfg)
+	pipe.add(f, &cfg, "127.0.0.1:9104")
 	f.StringVar(&cfg.StartGTID, "start-gtid", "", "GTID position the target's data was taken at, for the first start (no checkpoint yet); \"current\": the source's position now. Required when the target holds tables; refused when it disagrees with the target's checkpoint")
 	f.BoolVar(&cfg.UntilCaughtUp, "until-caught-up", false, "exit 0 once the target has applied everything the source had at start")
 	f.StringVar(&cfg.UntilGTID, "until-gtid", "", "exit 0 once the transaction at this GTID position is applied, applying nothing after it (as START SLAVE UNTIL master_gtid_pos)")
 	f.StringVar(&cfg.HeartbeatTable, "heartbeat-table", "", "db.table on the source where paraply writes a heartbeat row (as pt-heartbeat; needs CREATE and INSERT there) to date the lag to the heartbeat interval even for transactions received late (default: date by receive times)")
 	f.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", 100*time.Millisecond, "how often --heartbeat-table is written")
 	f.DurationVar(&cfg.Delay, "delay", 0, "apply each transaction no earlier than its source commit time plus this (as MASTER_DELAY), e.g. 1h")
-	f.StringVar(&configFile, "config", "", "file of flag settings, one 'name = value' per line (command-line flags win)")
 	return cmd
 }
 

@@ -8,7 +8,10 @@ import (
 
 func skipCmd() *cobra.Command {
 	cfg := replicate.Default()
-	var pipe pipelineFlags
+	var (
+		tgt targetFlags
+		log logFlags
+	)
 	cmd := &cobra.Command{
 		Use:   "skip --target mysql://USER@HOST:PORT GTID...",
 		Short: "Record transactions as applied without applying them (the one that stops replication)",
@@ -19,7 +22,10 @@ it yourself, or decided the target must not have it). It refuses while a
 paraply process works on the target. What it records is logged.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pipe.resolve(&cfg); err != nil {
+			if err := tgt.resolve(&cfg); err != nil {
+				return err
+			}
+			if err := log.resolve(&cfg); err != nil {
 				return err
 			}
 			skipped, had, err := replicate.Skip(cmd.Context(), cfg, args)
@@ -35,6 +41,7 @@ paraply process works on the target. What it records is logged.`,
 			return nil
 		},
 	}
-	pipe.add(cmd.Flags(), &cfg)
+	tgt.add(cmd.Flags())
+	log.add(cmd.Flags())
 	return cmd
 }

@@ -44,6 +44,10 @@ those of replicate.
 The exit status is 0 when the target equals the source, 1 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Checked here, not by cobra: --config may give them.
+			if sourceURL == "" || targetURL == "" {
+				return fmt.Errorf("--source and --target are required")
+			}
 			for _, s := range tables {
 				names, err := verify.ParseTableNames(s)
 				if err != nil {
@@ -99,8 +103,6 @@ The exit status is 0 when the target equals the source, 1 otherwise.`,
 	f.IntVar(&opts.Parallel, "parallel", verify.DefaultParallel, "tables compared at a time")
 	f.IntVar(&opts.MaxRows, "max-rows", verify.DefaultMaxRows, "differing rows listed per table")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	_ = cmd.MarkFlagRequired("source")
-	_ = cmd.MarkFlagRequired("target")
 	cmd.MarkFlagsMutuallyExclusive("tables", "schemas")
 	return cmd
 }

@@ -11,10 +11,12 @@ import (
 
 // ApplyFile reads flag settings from path, one "name = value" per line
 // ('#' starts a comment), and sets each flag the command line did not set:
-// the command line wins over the file. Unknown names are errors, so that a
-// typo does not pass unnoticed. Passwords do not belong in it: use the
-// password-file flags.
-func ApplyFile(flags *pflag.FlagSet, path string) error {
+// the command line wins over the file. One file serves every command: a
+// name that is not one of flags but for which other(name) is true (another
+// command's flag) is skipped; any other unknown name is an error, so that a
+// typo does not pass unnoticed. other may be nil. Passwords do not belong
+// in it: use the password-file flags.
+func ApplyFile(flags *pflag.FlagSet, path string, other func(name string) bool) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -40,6 +42,9 @@ func ApplyFile(flags *pflag.FlagSet, path string) error {
 		name, value = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "--")), strings.TrimSpace(value)
 		fl := flags.Lookup(name)
 		if fl == nil {
+			if other != nil && other(name) {
+				continue
+			}
 			return fmt.Errorf("%s:%d: unknown setting %q", path, line, name)
 		}
 		if onCommandLine[fl.Name] {

@@ -51,7 +51,7 @@ tables = app.a,app.b
 	if err := flags.Parse([]string{"--workers", "2"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ApplyFile(flags, path); err != nil {
+	if err := ApplyFile(flags, path, nil); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{
@@ -82,12 +82,12 @@ func TestApplyFileErrors(t *testing.T) {
 		{"= 8\n", `:1: unknown setting ""`},
 	} {
 		path := writeConfig(t, c.text)
-		err := ApplyFile(testFlags(), path)
+		err := ApplyFile(testFlags(), path, nil)
 		if err == nil || !strings.Contains(err.Error(), path+c.want) {
 			t.Errorf("ApplyFile(%q) = %v, want an error containing %q", c.text, err, path+c.want)
 		}
 	}
-	if err := ApplyFile(testFlags(), filepath.Join(t.TempDir(), "missing.conf")); !errors.Is(err, fs.ErrNotExist) {
+	if err := ApplyFile(testFlags(), filepath.Join(t.TempDir(), "missing.conf"), nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ApplyFile of a missing file = %v, want fs.ErrNotExist", err)
 	}
 }
@@ -104,7 +104,7 @@ func TestApplyFileRepeatable(t *testing.T) {
 	if err := f.Parse([]string{"--workers", "2", "--include", "cli.%"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ApplyFile(f, path); err != nil {
+	if err := ApplyFile(f, path, nil); err != nil {
 		t.Fatal(err)
 	}
 	if *workers != 2 || !slices.Equal(*include, []string{"cli.%"}) {
@@ -112,5 +112,23 @@ func TestApplyFileRepeatable(t *testing.T) {
 	}
 	if want := []string{"%.tmp_%", "app.old"}; !slices.Equal(*exclude, want) {
 		t.Errorf("exclude %q, want %q", *exclude, want)
+	}
+}
+
+// TestApplyFileSharedByCommands: one file serves every command: another
+// command's setting is skipped, a name no command has is still an error.
+func TestApplyFileSharedByCommands(t *testing.T) {
+	path := writeConfig(t, "source = mysql://repl@db1:3306\nworkers = 8\n")
+	flags := pflag.NewFlagSet("verify", pflag.ContinueOnError)
+	flags.String("source", "", "")
+	other := func(name string) bool { return name == "workers" }
+	if err := ApplyFile(flags, path, other); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := flags.GetString("source"); got != "mysql://repl@db1:3306" {
+		t.Errorf("source = %q", got)
+	}
+	if err := ApplyFile(flags, writeConfig(t, "wrokers = 8\n"), other); err == nil || !strings.Contains(err.Error(), `unknown setting "wrokers"`) {
+		t.Errorf("a typo: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package replicate
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -66,6 +67,9 @@ func New(cfg Config) *Replica {
 	}
 	return r
 }
+
+// Logger is the pipeline's logger.
+func (r *Replica) Logger() *slog.Logger { return r.log }
 
 // Run replicates with cfg until ctx is done (see Replica.Run).
 func Run(ctx context.Context, cfg Config) error { return New(cfg).Run(ctx) }
@@ -219,7 +223,8 @@ func (r *Replica) run(ctx context.Context) error {
 	applied := prefix >= lastIndex(relay)
 	if until != nil && (stopAfter != nil && caughtUp(r.info.Flavor, state.Position, until) ||
 		applied && (caughtUp(r.info.Flavor, state.Position, until) || caughtUp(r.info.Flavor, start, until))) {
-		r.log.Info("already caught up", "position", start)
+		pos := cmp.Or(state.Position, start, "(no transaction yet)")
+		r.log.Info("already caught up", "position", pos)
 		return nil
 	}
 	r.mu.Lock()
