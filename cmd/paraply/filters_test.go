@@ -310,6 +310,12 @@ func checkFilteredTarget(t *testing.T, p *replPair) {
 			}
 		}
 	}
+	// The operator's check: verify with the run's own filters compares
+	// each included table with the one it was replicated into.
+	code, out := runParaply(t, nil, append([]string{"verify", "--source", p.src.URL(), "--target", p.tgt.URL()}, filterArgs...)...)
+	if code != 0 || !strings.Contains(out, "filters: ") || !strings.Contains(out, "-> ") {
+		t.Errorf("paraply verify with the filters: exit %d\n%s", code, out)
+	}
 	t.Logf("%d tables equal to the source's (%d renamed), %d left out", len(want), len(renamed), len(tables(p.sdb))-len(want))
 }
 

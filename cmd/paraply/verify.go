@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/paraply/paraply/internal/config"
+	"github.com/paraply/paraply/internal/filter"
 	"github.com/paraply/paraply/internal/verify"
 )
 
@@ -24,6 +25,7 @@ func verifyCmd() *cobra.Command {
 		opts                       verify.Options
 		asJSON                     bool
 		sourceTLS, targetTLS       tlsFlags
+		filters                    filterFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "verify --source DSN --target DSN [--tables db.t,...] [--schemas db,...]",
@@ -48,6 +50,13 @@ The exit status is 0 when the target equals the source, 1 otherwise.`,
 			if sourceURL == "" || targetURL == "" {
 				return fmt.Errorf("--source and --target are required")
 			}
+			rules, err := filter.NewRules(filters.include, filters.exclude, filters.rewrite)
+			if err != nil {
+				return err
+			}
+			if !rules.Empty() {
+				opts.Filter = &rules
+			}
 			for _, s := range tables {
 				names, err := verify.ParseTableNames(s)
 				if err != nil {
@@ -57,7 +66,6 @@ The exit status is 0 when the target equals the source, 1 otherwise.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			var err error
 			var src, tgt *sql.DB
 			if src, opts.SourceName, err = openEndpoint(ctx, sourceURL, "PARAPLY_SOURCE_PASSWORD", sourcePWFile, &sourceTLS, opts.Parallel); err != nil {
 				return err
@@ -103,6 +111,9 @@ The exit status is 0 when the target equals the source, 1 otherwise.`,
 	f.IntVar(&opts.Parallel, "parallel", verify.DefaultParallel, "tables compared at a time")
 	f.IntVar(&opts.MaxRows, "max-rows", verify.DefaultMaxRows, "differing rows listed per table")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	// replicate's: a table is compared with the one it is replicated into,
+	// and what they leave out is not compared.
+	filters.add(f)
 	cmd.MarkFlagsMutuallyExclusive("tables", "schemas")
 	return cmd
 }

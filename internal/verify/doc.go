@@ -13,6 +13,16 @@
 // such a table are not compared. Views, sequences and system-versioned
 // tables are not compared.
 //
+// Given the filter and rewrite rules replication ran with (Options.Filter:
+// --include, --exclude, --rewrite-db, see package filter), Run compares what
+// those rules replicate: source table app.t with target table app_copy.t
+// under --rewrite-db app=app_copy, and only the tables whose target name the
+// patterns include. Tables left out are not compared on either side, so
+// they are not reported missing; a target table no source table goes to
+// under the rules (app.t on the target, above) is not looked at. The report
+// names tables by their source name, with the target name beside it when
+// it differs, and lists the rules.
+//
 // # Chunks
 //
 // A table is walked in the order of its primary key or, without one, of its

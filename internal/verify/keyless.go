@@ -51,10 +51,9 @@ func (c *checker) drillKeyless(ctx context.Context, d *ChunkDiff) error {
 // mergeGroups counts the rows missing and extra on the target into d and
 // returns the first of them, while the table's budget lasts.
 func (c *checker) mergeGroups(ctx context.Context, d *ChunkDiff) ([]groupDiff, error) {
-	q := c.p.groupsSQL()
 	src, tgt := &hashGroups{s: c.src}, &hashGroups{s: c.tgt}
 	for _, g := range []*hashGroups{src, tgt} {
-		rows, err := g.s.query(ctx, q) //nolint:rowserrcheck // hashGroups.next checks rows.Err at the end
+		rows, err := g.s.query(ctx, c.p.groupsSQL(g.s.from)) //nolint:rowserrcheck // hashGroups.next checks rows.Err at the end
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +119,7 @@ func (c *checker) showKeyless(ctx context.Context, d *ChunkDiff, listed []groupD
 		if args == nil {
 			continue
 		}
-		err := side.s.each(ctx, c.p.rowsByHashSQL(len(args)), args, func(r *sql.Rows) error {
+		err := side.s.each(ctx, c.p.rowsByHashSQL(side.s.from, len(args)), args, func(r *sql.Rows) error {
 			var h string
 			vals := make([]sql.NullString, len(c.p.cols))
 			dest := []any{&h}

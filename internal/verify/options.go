@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/paraply/paraply/internal/filter"
 )
 
 // Defaults for the zero fields of Options.
@@ -47,6 +49,17 @@ type Options struct {
 
 	// MaxRows is how many differing rows are listed per table. Default 10.
 	MaxRows int
+
+	// Filter, if not nil, is what replication was told to filter and
+	// rename (--include, --exclude, --rewrite-db): each source table is
+	// compared with the target table of the name the rules give it (its
+	// database renamed by Filter.Database), and only the tables the rules
+	// include (Filter.Table, on that target name) are compared; the others
+	// are left out on both sides, and not reported missing. Tables and
+	// Schemas still name source tables and schemas, and narrow what the
+	// rules include; a table in Tables that the rules leave out is an
+	// error. Run only reads the rules.
+	Filter *filter.Rules
 }
 
 // withDefaults returns a copy of o with zero fields set to their defaults.
@@ -84,9 +97,15 @@ func (o Options) validate() error {
 	case o.MaxRows < 0:
 		return fmt.Errorf("verify: MaxRows %d must not be negative", o.MaxRows)
 	}
+	m := newMapping(o.Filter)
 	for _, t := range o.Tables {
 		if t.Schema == "" || t.Name == "" {
 			return fmt.Errorf("verify: table %q needs a schema and a name", t.String())
+		}
+		// Asked for by name, it would otherwise vanish from the report
+		// without a word.
+		if !m.included(t) {
+			return fmt.Errorf("verify: table %s is left out by the filters (%s)", t, m.flags())
 		}
 	}
 	return nil

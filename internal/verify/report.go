@@ -13,9 +13,14 @@ type Report struct {
 	Source    string        `json:"source"`
 	Target    string        `json:"target"`
 	ChunkSize int           `json:"chunk_size"`
-	Tables    []TableReport `json:"tables"` // sorted by schema and name
+	Tables    []TableReport `json:"tables"` // sorted by source schema and name
 	Summary   Summary       `json:"summary"`
 	Seconds   float64       `json:"seconds"`
+
+	// Filters are the filter and rewrite rules the tables were compared
+	// under (Options.Filter), written as the options that give them:
+	// --include app.% --rewrite-db app=app_copy. Empty without rules.
+	Filters string `json:"filters,omitempty"`
 }
 
 // Summary counts the tables of a Report by status, and their rows.
@@ -74,10 +79,15 @@ const (
 	ProblemColumns         = "columns differ"
 )
 
-// TableReport is the outcome for one table.
+// TableReport is the outcome for one table, named by its source name
+// (TableName). A table only on the target is named after the source table
+// the rules would replicate into it.
 type TableReport struct {
 	TableName
-	Status Status `json:"status"`
+	// TargetTable is the table's name on the target, when the rules
+	// (--rewrite-db) give it another one; nil when it is TableName.
+	TargetTable *TableName `json:"target_table,omitempty"`
+	Status      Status     `json:"status"`
 	// Problem is set when the table could not be compared row by row: one
 	// of the Problem constants. ColumnDiffs details ProblemColumns.
 	Problem     string   `json:"problem,omitempty"`
@@ -211,9 +221,12 @@ const maxChunksShown = 20
 func (r *Report) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("verify %s against %s, %d rows per chunk\n", r.Target, r.Source, r.ChunkSize)
+	if r.Filters != "" {
+		ew.printf("filters: %s\n", r.Filters)
+	}
 	width := 0
 	for i := range r.Tables {
-		width = max(width, min(utf8.RuneCountInString(r.Tables[i].String()), 48))
+		width = max(width, min(utf8.RuneCountInString(r.Tables[i].label()), 48))
 	}
 	for i := range r.Tables {
 		r.Tables[i].writeText(ew, width)
@@ -229,8 +242,17 @@ func (r *Report) WriteText(w io.Writer) error {
 	return ew.err
 }
 
+// label names t for people: app.t, or app.t -> app_copy.t when its name
+// on the target differs.
+func (t *TableReport) label() string {
+	if t.TargetTable == nil || *t.TargetTable == t.TableName {
+		return t.String()
+	}
+	return t.String() + " -> " + t.TargetTable.String()
+}
+
 func (t *TableReport) writeText(ew *errWriter, width int) {
-	name := t.String()
+	name := t.label()
 	pad := strings.Repeat(" ", max(0, width-utf8.RuneCountInString(name)))
 	switch {
 	case t.Status == StatusError:

@@ -17,18 +17,19 @@ const releaseTimeout = 10 * time.Second
 // with its prepared statements. It is used by one goroutine at a time.
 type session struct {
 	name  string // "source" or "target", for errors
+	from  string // the table it reads, quoted for SQL: each side has its own name under --rewrite-db
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt
 }
 
-// openSession takes a connection from db and starts a read-only
-// REPEATABLE READ transaction with a consistent snapshot on it.
-func openSession(ctx context.Context, db *sql.DB, name string) (*session, error) {
+// openSession takes a connection from db, to read table t, and starts a
+// read-only REPEATABLE READ transaction with a consistent snapshot on it.
+func openSession(ctx context.Context, db *sql.DB, name string, t TableName) (*session, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: connect: %w", name, err)
 	}
-	s := &session{name: name, conn: conn, stmts: map[string]*sql.Stmt{}}
+	s := &session{name: name, from: t.quoted(), conn: conn, stmts: map[string]*sql.Stmt{}}
 	for _, q := range []string{
 		// Only the next transaction: the session keeps its own level.
 		"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",

@@ -85,9 +85,10 @@ func hashTerm(c *column) string {
 	return "MD5(" + q + ")"
 }
 
-// plan holds the SQL text for comparing one table.
+// plan holds the SQL text for comparing one table. The queries that read
+// the table take its quoted name on the side they run on (session.from):
+// --rewrite-db gives it another schema on the target.
 type plan struct {
-	from    string    // `schema`.`table`
 	cols    []*column // the hashed columns: all but virtual generated ones
 	hash    string    // the row hash, 32 hex digits
 	key     []keyCol  // the chunking key; nil if the table has none
@@ -97,7 +98,7 @@ type plan struct {
 
 // newPlan builds the plan for t (the source's description).
 func newPlan(t *table) (*plan, error) {
-	p := &plan{from: t.Name.quoted()}
+	p := &plan{}
 	var terms, nulls []string
 	for i := range t.Columns {
 		c := &t.Columns[i]
@@ -219,16 +220,16 @@ func (p *plan) where(lower, upper []string) (string, []any) {
 
 // boundarySQL selects the key of the row ChunkSize rows after lower: its
 // arguments are those of where(lower, nil), then the offset.
-func (p *plan) boundarySQL(where string) string {
-	return "SELECT " + p.keySelect() + " FROM " + p.from + where + p.orderBy + " LIMIT 1 OFFSET ?"
+func (p *plan) boundarySQL(from, where string) string {
+	return "SELECT " + p.keySelect() + " FROM " + from + where + p.orderBy + " LIMIT 1 OFFSET ?"
 }
 
 // checksumSQL selects the row count, the two hash aggregates and the number
 // of rows whose hash is NULL (which must be 0), then pad.
-func (p *plan) checksumSQL(where, pad string) string {
+func (p *plan) checksumSQL(from, where, pad string) string {
 	return "SELECT COUNT(*), COALESCE(SUM(CAST(CONV(LEFT(h, 16), 16, 10) AS UNSIGNED)), 0), " +
 		"BIT_XOR(CAST(CONV(RIGHT(h, 16), 16, 10) AS UNSIGNED)), COALESCE(SUM(h IS NULL), 0)" + pad +
-		" FROM (SELECT " + p.hash + " AS h FROM " + p.from + where + ") AS chunk"
+		" FROM (SELECT " + p.hash + " AS h FROM " + from + where + ") AS chunk"
 }
 
 // sourceChunkSQL is the source's query for a chunk that has an upper bound:
@@ -236,32 +237,32 @@ func (p *plan) checksumSQL(where, pad string) string {
 // of boundarySQL(nextWhere), the next chunk's upper bound, padded with NULL
 // sums. One round trip does both, and the walk takes one per chunk on each
 // side. Its arguments are where's, nextWhere's, then the offset.
-func (p *plan) sourceChunkSQL(where, nextWhere string) string {
+func (p *plan) sourceChunkSQL(from, where, nextWhere string) string {
 	nulls := strings.Repeat(", NULL", 2*len(p.key))
-	return "(" + p.checksumSQL(where, nulls) + ") UNION ALL (SELECT NULL, NULL, NULL, NULL, " +
-		p.keySelect() + " FROM " + p.from + nextWhere + p.orderBy + " LIMIT 1 OFFSET ?)"
+	return "(" + p.checksumSQL(from, where, nulls) + ") UNION ALL (SELECT NULL, NULL, NULL, NULL, " +
+		p.keySelect() + " FROM " + from + nextWhere + p.orderBy + " LIMIT 1 OFFSET ?)"
 }
 
 // rowsSQL selects the key and hash of each row of a chunk, in key order.
-func (p *plan) rowsSQL(where string) string {
-	return "SELECT " + p.keySelect() + ", " + p.hash + " FROM " + p.from + where + p.orderBy
+func (p *plan) rowsSQL(from, where string) string {
+	return "SELECT " + p.keySelect() + ", " + p.hash + " FROM " + from + where + p.orderBy
 }
 
 // groupsSQL selects each distinct row hash of a keyless table with its
 // number of rows, in hash order (hex digits sort the same in any
 // collation as in Go).
-func (p *plan) groupsSQL() string {
-	return "SELECT h, COUNT(*) FROM (SELECT " + p.hash + " AS h FROM " + p.from + ") AS r GROUP BY h ORDER BY h"
+func (p *plan) groupsSQL(from string) string {
+	return "SELECT h, COUNT(*) FROM (SELECT " + p.hash + " AS h FROM " + from + ") AS r GROUP BY h ORDER BY h"
 }
 
 // rowsByHashSQL selects the hash and the shown columns (see showExpr) of
 // the rows of a keyless table whose hash is one of n placeholders.
-func (p *plan) rowsByHashSQL(n int) string {
+func (p *plan) rowsByHashSQL(from string, n int) string {
 	var sel strings.Builder
 	for _, c := range p.cols {
 		sel.WriteString(", " + showExpr(c))
 	}
-	return "SELECT " + p.hash + sel.String() + " FROM " + p.from +
+	return "SELECT " + p.hash + sel.String() + " FROM " + from +
 		" WHERE " + p.hash + " IN (" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -19,22 +20,26 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	began := time.Now()
-	sc := scope{schemas: opts.Schemas}
+	m := newMapping(opts.Filter)
+	srcScope := scope{schemas: opts.Schemas}
 	for _, t := range opts.Tables {
-		if !slices.Contains(sc.schemas, t.Schema) {
-			sc.schemas = append(sc.schemas, t.Schema)
+		if !slices.Contains(srcScope.schemas, t.Schema) {
+			srcScope.schemas = append(srcScope.schemas, t.Schema)
 		}
 	}
+	// The source's schemas hold their tables on the target under the
+	// names --rewrite-db gives them.
+	tgtScope := scope{schemas: m.targetSchemas(srcScope.schemas)}
 	var srcCat, tgtCat catalog
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		if srcCat, err = loadCatalog(gctx, opts.Source, sc, true); err != nil {
+		if srcCat, err = loadCatalog(gctx, opts.Source, srcScope, true); err != nil {
 			err = fmt.Errorf("verify: %s: %w", opts.SourceName, err)
 		}
 		return err
 	})
 	g.Go(func() (err error) {
-		if tgtCat, err = loadCatalog(gctx, opts.Target, sc, false); err != nil {
+		if tgtCat, err = loadCatalog(gctx, opts.Target, tgtScope, false); err != nil {
 			err = fmt.Errorf("verify: %s: %w", opts.TargetName, err)
 		}
 		return err
@@ -43,18 +48,26 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 
-	names := tableNames(opts.Tables, srcCat, tgtCat)
-	rep := &Report{Source: opts.SourceName, Target: opts.TargetName, ChunkSize: opts.ChunkSize, Tables: make([]TableReport, len(names))}
+	ps := pairs(opts.Tables, m, srcCat, tgtCat)
+	shared := merged(ps)
+	rep := &Report{Source: opts.SourceName, Target: opts.TargetName, ChunkSize: opts.ChunkSize, Filters: m.flags(), Tables: make([]TableReport, len(ps))}
 	// A failing table is a result, not a reason to stop the others, so
 	// the pool is a plain Group used for its limit: its functions return
 	// nil, and only ctx cancels them.
 	var pool errgroup.Group
 	pool.SetLimit(opts.Parallel)
-	for i, n := range names {
+	for i, p := range ps {
 		tr := &rep.Tables[i]
-		tr.TableName = n
-		src, tgt := srcCat[n], tgtCat[n]
+		tr.TableName = p.src
+		if p.tgt != p.src {
+			tr.TargetTable = &p.tgt
+		}
+		src, tgt := srcCat[p.src], tgtCat[p.tgt]
 		switch {
+		case shared[p.tgt] != nil:
+			// The target table holds the rows of all of them: compared with
+			// one, the others' rows would show as extra.
+			tr.Status, tr.Error = StatusError, fmt.Sprintf("source tables %s all go to %s", nameList(shared[p.tgt]), p.tgt)
 		case src == nil && tgt == nil:
 			tr.Status, tr.Error = StatusError, "no such base table on source or target"
 		case src == nil:
@@ -67,7 +80,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				continue
 			}
 			pool.Go(func() error {
-				checkTable(ctx, &opts, src, tr)
+				checkTable(ctx, &opts, src, p.tgt, tr)
 				return nil
 			})
 		}
@@ -81,29 +94,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	return rep, nil
 }
 
-// tableNames returns the tables to report on, sorted: the requested ones,
-// or every table of either catalog.
-func tableNames(requested []TableName, src, tgt catalog) []TableName {
-	var names []TableName
-	add := func(n TableName) {
-		if !slices.Contains(names, n) {
-			names = append(names, n)
-		}
+// nameList writes names as a, b and c.
+func nameList(names []TableName) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = n.String()
 	}
-	if len(requested) > 0 {
-		for _, n := range requested {
-			add(n)
-		}
-	} else {
-		for n := range src {
-			names = append(names, n)
-		}
-		for n := range tgt {
-			if src[n] == nil {
-				names = append(names, n)
-			}
-		}
+	if len(s) == 1 {
+		return s[0]
 	}
-	slices.SortFunc(names, TableName.compare)
-	return names
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }

@@ -20,11 +20,12 @@ type checker struct {
 	budget    int // differing rows still to list
 }
 
-// checkTable compares the rows of t (the source's description) and fills
-// rep: the status, the chunks and the differences, or the error.
-func checkTable(ctx context.Context, opts *Options, t *table, rep *TableReport) {
+// checkTable compares the rows of t (the source's description) with those
+// of target, the table's name on the target, and fills rep: the status, the
+// chunks and the differences, or the error.
+func checkTable(ctx context.Context, opts *Options, t *table, target TableName, rep *TableReport) {
 	began := time.Now()
-	err := compareRows(ctx, opts, t, rep)
+	err := compareRows(ctx, opts, t, target, rep)
 	rep.Seconds = time.Since(began).Seconds()
 	switch {
 	case err != nil:
@@ -36,18 +37,18 @@ func checkTable(ctx context.Context, opts *Options, t *table, rep *TableReport) 
 	}
 }
 
-func compareRows(ctx context.Context, opts *Options, t *table, rep *TableReport) error {
+func compareRows(ctx context.Context, opts *Options, t *table, target TableName, rep *TableReport) error {
 	p, err := newPlan(t)
 	if err != nil {
 		return err
 	}
 	rep.KeyName, rep.KeyColumns = p.keyName, p.keyColumns()
-	src, err := openSession(ctx, opts.Source, "source")
+	src, err := openSession(ctx, opts.Source, "source", t.Name)
 	if err != nil {
 		return err
 	}
 	defer src.close()
-	tgt, err := openSession(ctx, opts.Target, "target")
+	tgt, err := openSession(ctx, opts.Target, "target", target)
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func (c *checker) walk(ctx context.Context) error {
 func (c *checker) boundary(ctx context.Context, lower *bound) (*bound, error) {
 	where, args := c.p.where(lower.rawOrNil(), nil)
 	var b *bound
-	err := c.src.each(ctx, c.p.boundarySQL(where), append(args, c.chunkSize-1), func(r *sql.Rows) error {
+	err := c.src.each(ctx, c.p.boundarySQL(c.src.from, where), append(args, c.chunkSize-1), func(r *sql.Rows) error {
 		var err error
 		b, err = c.scanKey(r)
 		return err
@@ -190,7 +191,10 @@ func (c *checker) chunk(ctx context.Context, n int, lower, upper *bound) (next *
 	var s, t sums
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { s, next, err = c.sourceChunk(gctx, where, args, upper); return err })
-	g.Go(func() (err error) { t, err = checksum(gctx, c.tgt, c.p.checksumSQL(where, ""), args); return err })
+	g.Go(func() (err error) {
+		t, err = checksum(gctx, c.tgt, c.p.checksumSQL(c.tgt.from, where, ""), args)
+		return err
+	})
 	if err := g.Wait(); err != nil {
 		return nil, fmt.Errorf("chunk %d: %w", n, err)
 	}
@@ -227,11 +231,11 @@ func (c *checker) chunk(ctx context.Context, n int, lower, upper *bound) (next *
 // bound.
 func (c *checker) sourceChunk(ctx context.Context, where string, args []any, upper *bound) (sums, *bound, error) {
 	if upper == nil {
-		s, err := checksum(ctx, c.src, c.p.checksumSQL(where, ""), args)
+		s, err := checksum(ctx, c.src, c.p.checksumSQL(c.src.from, where, ""), args)
 		return s, nil, err
 	}
 	nextWhere, nextArgs := c.p.where(upper.raw, nil)
-	q := c.p.sourceChunkSQL(where, nextWhere)
+	q := c.p.sourceChunkSQL(c.src.from, where, nextWhere)
 	args = append(append(append([]any(nil), args...), nextArgs...), c.chunkSize-1)
 	var s sums
 	var next *bound
@@ -278,10 +282,9 @@ type keyedRow struct {
 // the key and hash of every row on both sides and merges the two lists,
 // which the servers sorted in the same (key) order.
 func (c *checker) drillKeyed(ctx context.Context, d *ChunkDiff, where string, args []any) error {
-	q := c.p.rowsSQL(where)
 	var srcRows, tgtRows []keyedRow
 	read := func(ctx context.Context, s *session, out *[]keyedRow) error {
-		return s.each(ctx, q, args, func(r *sql.Rows) error {
+		return s.each(ctx, c.p.rowsSQL(s.from, where), args, func(r *sql.Rows) error {
 			var h string
 			k, err := c.scanKey(r, &h)
 			if err != nil {
