@@ -244,6 +244,14 @@ func newFidelityRigWith(t *testing.T, name string, targetArgs ...string) *fideli
 		native: sandboxtest.ForTest(t, sandbox.Options{Name: name + "nat", ServerID: 2, ExtraArgs: tev}),
 		tgt:    sandboxtest.ForTest(t, sandbox.Options{Name: name + "tgt", ServerID: 3, ExtraArgs: tev}),
 	}
+	r.open(t)
+	return r
+}
+
+// open connects to the rig's servers, takes the source's position and
+// starts MariaDB's replica on it from there.
+func (r *fidelityRig) open(t *testing.T) {
+	t.Helper()
 	for _, s := range []struct {
 		srv *sandbox.Server
 		db  **sql.DB
@@ -263,7 +271,6 @@ func newFidelityRigWith(t *testing.T, name string, targetArgs ...string) *fideli
 	execAll(t, r.ndb, "SET GLOBAL gtid_slave_pos = '"+r.start+"'",
 		fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, MASTER_USER='root', MASTER_USE_GTID=slave_pos", r.src.Port),
 		"START SLAVE")
-	return r
 }
 
 // run runs a case on the source, in its own database and session. A

@@ -24,6 +24,11 @@ var errPacketTooLarge = errors.New("a value larger than the target's max_allowed
 // counts itself (sqlgen.Batch.Compound): one answer per packet instead of
 // one per statement.
 func (w *worker) runBatch(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch, work *Work) (mismatch, err error) {
+	return w.runBatchAs(ctx, conn, b, work, w.compound)
+}
+
+// runBatchAs is runBatch, in compound statements or not as compound says.
+func (w *worker) runBatchAs(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch, work *Work, compound bool) (mismatch, err error) {
 	// Packet's limit counts arguments at their size; escaping may double
 	// them, so a third of the server's limit leaves room.
 	limit := sqlgen.DefaultMaxPacket
@@ -31,7 +36,7 @@ func (w *worker) runBatch(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch, 
 		limit = min(limit, w.maxPacket/3)
 	}
 	packet := b.Packet
-	if w.compound {
+	if compound {
 		packet = b.Compound
 	}
 	var affected []int64
@@ -47,7 +52,7 @@ func (w *worker) runBatch(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch, 
 			if e := b.Expects()[i]; e.Rows >= 0 && n != e.Rows {
 				return rowCountConflict(work, e, n), nil
 			}
-			if !w.compound {
+			if !compound {
 				affected = append(affected, n)
 			}
 			i++
@@ -56,17 +61,17 @@ func (w *worker) runBatch(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch, 
 		a, err := execMulti(ctx, conn, q, args)
 		if err != nil {
 			var rc *sqlgen.RowCountError
-			if w.compound && errors.As(b.CompoundError(err), &rc) {
+			if compound && errors.As(b.CompoundError(err), &rc) {
 				return rowCountConflict(work, rc.Expect, rc.Affected), nil
 			}
 			return nil, err
 		}
-		if !w.compound {
+		if !compound {
 			affected = append(affected, a...)
 		}
 		i = next
 	}
-	if w.compound {
+	if compound {
 		return nil, nil // every count was checked by the target
 	}
 	return check(b, work, affected), nil

@@ -3,6 +3,7 @@ package applier
 import (
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
 )
 
@@ -30,11 +31,29 @@ type Txn struct {
 	DDL *DDL
 	// Bytes is the transaction's size as received (for queue bounds).
 	Bytes int
+	// Session is the source connection (pseudo_thread_id) whose target
+	// session must apply the transaction, 0 for any: its statements
+	// create, use or drop that connection's temporary tables, which live
+	// in one target session (see threads.go).
+	Session uint32
+	// TempCreated and TempDropped are the temporary tables the
+	// transaction's statements create and drop, recorded in the same
+	// target transaction (checkpoint.TempCreatedSQL).
+	TempCreated, TempDropped []schema.TableName
+	// SessionEnds says the source connection holds no temporary table
+	// after the transaction: its target session may go.
+	SessionEnds bool
+	// Single says the transaction's statements must commit in a target
+	// transaction of their own, not batched with others: they may write a
+	// table whose rows record their transaction (transaction-precise
+	// system versioning), or what they write cannot be told.
+	Single bool
 }
 
 // Alone reports whether the transaction is applied in a work of its own:
-// DDL, and a large transaction.
-func (t *Txn) Alone() bool { return t.DDL != nil || t.Large != nil }
+// DDL, a large transaction, one that needs its source connection's
+// session, and one whose statements must commit alone (Single).
+func (t *Txn) Alone() bool { return t.DDL != nil || t.Large != nil || t.Session != 0 || t.Single }
 
 // Large is how a worker reads a large transaction again.
 type Large struct {

@@ -121,6 +121,7 @@ type Pool struct {
 	store    *checkpoint.Store
 	seq      *Sequencer
 	refusals sqlRefusals
+	threads  threads
 }
 
 // NewPool applies through db (a pool on the target opened with
@@ -142,6 +143,12 @@ func NewPool(cfg Config, db *sql.DB, store *checkpoint.Store, seq *Sequencer) *P
 	return &Pool{cfg: cfg, db: db, store: store, seq: seq}
 }
 
+// The time zone and sql_mode of a worker's session (see ConfigureSession).
+const (
+	sessionTimeZone = "+00:00"
+	sessionSQLMode  = "NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,ALLOW_INVALID_DATES"
+)
+
 // ConfigureSession sets up the driver for worker sessions: one round trip
 // per packet of statements (client-side interpolation of placeholders,
 // several statements per packet), UPDATE counting matched rather than
@@ -160,14 +167,14 @@ func ConfigureSession(c *mysql.Config) {
 	if c.Params == nil {
 		c.Params = map[string]string{}
 	}
-	c.Params["time_zone"] = "'+00:00'"
+	c.Params["time_zone"] = "'" + sessionTimeZone + "'"
 	// The source accepted every value a row image holds, whatever its
 	// sql_mode: the target must store it as given (a replica's row
 	// applier copies the bytes), not check it again under a mode of its
 	// own. Not strict, so nothing is refused; ALLOW_INVALID_DATES keeps
 	// '2004-02-30', which the source stored under that mode, from turning
 	// into '0000-00-00'.
-	c.Params["sql_mode"] = "'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,ALLOW_INVALID_DATES'"
+	c.Params["sql_mode"] = "'" + sessionSQLMode + "'"
 	c.Params["tx_isolation"] = "'READ-COMMITTED'"
 	c.Params["innodb_lock_wait_timeout"] = "2"
 }
@@ -186,6 +193,7 @@ func (p *Pool) Run(ctx context.Context, in []chan *Work, done chan<- *Work) erro
 		w := &worker{id: i, p: p, log: p.cfg.Logger.With("worker", i)}
 		g.Go(func() error { return w.run(ctx, in[i], done) })
 	}
+	defer p.threads.close()
 	return g.Wait()
 }
 
@@ -215,6 +223,10 @@ type worker struct {
 	compound bool
 	// mariadb: the target is MariaDB, read with conn.
 	mariadb bool
+	// names is the session's character set and collation as the driver
+	// set them ("utf8mb4 COLLATE utf8mb4_general_ci"), which a statement
+	// run with the source session's changes (see restoreSession).
+	names string
 }
 
 // errNotHead is a data error met by work that is not next to commit: what
@@ -296,11 +308,23 @@ func (w *worker) apply(ctx context.Context, work *Work) error {
 }
 
 // attempt applies work once and says where the time went.
-func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timing, error) {
-	var tm Timing
+func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (tm Timing, err error) {
 	conn, err := w.session(ctx)
 	if err != nil {
 		return tm, err
+	}
+	if id := work.Txns[0].Session; id != 0 {
+		// Its source connection's session, which holds its temporary
+		// tables, in place of the worker's own for this work.
+		if conn, err = w.p.threads.take(ctx, w.p.db, id); err != nil {
+			return tm, w.threadError(work.Txns[0], err)
+		}
+		own, format := w.conn, w.format
+		w.conn, w.format = conn, nil // BINLOG statements give it the format anew
+		defer func() {
+			w.p.threads.give(id, w.conn, err == nil && work.Txns[0].SessionEnds)
+			w.conn, w.format = own, format
+		}()
 	}
 	if work.Txns[0].DDL != nil {
 		t0 := time.Now()
@@ -326,13 +350,13 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 	if err := w.sourceGTID(ctx, conn, work.Txns[0]); err != nil {
 		return tm, err
 	}
-	path := w.p.cfg.Path
-	if path == AutoPath {
+	path, stmts := w.p.cfg.Path, work.hasStatements()
+	if path == AutoPath && !stmts {
 		if path, err = w.choosePath(ctx, conn, work); err != nil {
 			return tm, err
 		}
 	}
-	if work.AfterTurn != nil && !turnFirst && w.p.cfg.PreserveOrder && path == BinlogPath {
+	if work.AfterTurn != nil && !turnFirst && w.p.cfg.PreserveOrder && (path == BinlogPath || stmts) {
 		// Only SQL applies a work in two parts (see execute).
 		t0 := time.Now()
 		if err := w.p.seq.WaitTurn(ctx, work.First()); err != nil {
@@ -344,6 +368,8 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (Timin
 	switch {
 	case work.Txns[0].Large != nil:
 		d, err = w.applyLarge(ctx, conn, work, path, turnFirst)
+	case stmts:
+		d, err = w.executeStatements(ctx, work)
 	case path == BinlogPath:
 		d, err = w.replayWork(ctx, conn, work, turnFirst)
 	default:
@@ -739,12 +765,14 @@ func (w *worker) session(ctx context.Context) (*sql.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	var version string
-	if err := c.QueryRowContext(ctx, "SELECT @@max_allowed_packet, VERSION()").Scan(&w.maxPacket, &version); err != nil {
+	var version, charset, collation string
+	if err := c.QueryRowContext(ctx, "SELECT @@max_allowed_packet, VERSION(), @@character_set_client, @@collation_connection").
+		Scan(&w.maxPacket, &version, &charset, &collation); err != nil {
 		c.Close()
 		return nil, err
 	}
 	w.mariadb = strings.Contains(strings.ToLower(version), "mariadb")
+	w.names = charset + " COLLATE " + collation
 	// MariaDB runs compound statements outside stored programs since 10.1.1.
 	w.compound = !w.p.cfg.NoCompound && w.mariadb
 	w.conn = c

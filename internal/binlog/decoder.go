@@ -28,6 +28,10 @@ type Decoder struct {
 	// summary is set while DecodePieces runs: rows are counted, their
 	// tables noted, and their images dropped.
 	summary bool
+	// pending is the context of the next statement (see
+	// StatementContext); loads the LOAD DATA files being read, by file id.
+	pending StatementContext
+	loads   map[uint32][]byte
 }
 
 // NewDecoder returns a Decoder. Values decode as the applier needs them:
@@ -62,6 +66,7 @@ func (d *Decoder) Decode(rt *RawTxn) (*Txn, error) {
 	if err := d.useFormat(rt.Format); err != nil {
 		return nil, posErr(rt.Events[0], err)
 	}
+	d.pending, d.loads = StatementContext{}, nil
 	first, last := rt.Events[0], rt.Events[len(rt.Events)-1]
 	t := &Txn{
 		Start:    first.Pos,
@@ -208,8 +213,12 @@ func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
 		*replication.MariadbAnnotateRowsEvent:
 	case *replication.IntVarEvent:
 		t.StatementDML = true
-	case *replication.BeginLoadQueryEvent, *replication.ExecuteLoadQueryEvent:
+		d.addIntvar(e)
+	case *replication.BeginLoadQueryEvent:
 		t.StatementDML, t.LoadData = true, true
+		return d.addLoadBlock(d.eventBody(be), true)
+	case *replication.ExecuteLoadQueryEvent:
+		return d.executeLoad(t, be.Header, d.eventBody(be))
 	case *replication.GenericEvent:
 		switch be.Header.EventType {
 		case replication.XA_PREPARE_LOG_EVENT:
@@ -220,9 +229,17 @@ func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
 			if !onePhase {
 				t.XA, t.XID = XAPrepare, xid
 			}
-		case replication.RAND_EVENT, replication.USER_VAR_EVENT:
+		case replication.RAND_EVENT:
 			t.StatementDML = true
-		case replication.APPEND_BLOCK_EVENT, replication.DELETE_FILE_EVENT:
+			return d.addRand(d.eventBody(be))
+		case replication.USER_VAR_EVENT:
+			t.StatementDML = true
+			return d.addUserVar(d.eventBody(be))
+		case replication.APPEND_BLOCK_EVENT:
+			t.StatementDML, t.LoadData = true, true
+			return d.addLoadBlock(d.eventBody(be), false)
+		case replication.DELETE_FILE_EVENT:
+			// The LOAD DATA failed on the source: its file is not read.
 			t.StatementDML, t.LoadData = true, true
 		default:
 			return fmt.Errorf("%w %d (%s) inside a transaction", ErrUnknownEvent, byte(be.Header.EventType), be.Header.EventType)
@@ -274,7 +291,7 @@ func (d *Decoder) query(t *Txn, h *replication.EventHeader, e *replication.Query
 	}
 	kind := ClassifyStatement(q)
 	st := Statement{Schema: string(e.Schema), Query: q, Kind: kind, At: len(t.Rows), Session: parseQuerySession(e.StatusVars),
-		When: h.Timestamp, ThreadID: e.SlaveProxyID, ErrorCode: e.ErrorCode}
+		When: h.Timestamp, ThreadID: e.SlaveProxyID, ErrorCode: e.ErrorCode, Context: d.takeContext()}
 	t.Statements = append(t.Statements, st)
 	switch kind {
 	case StmtDDL:
@@ -358,6 +375,7 @@ func rowsKind(typ replication.EventType) replication.EnumRowsEventType {
 func (d *Decoder) DecodePieces(next func() (*RawTxn, error)) (*Txn, error) {
 	d.summary = true
 	defer func() { d.summary = false }()
+	d.pending, d.loads = StatementContext{}, nil
 	t := &Txn{Large: true}
 	var last Event
 	for {

@@ -155,6 +155,12 @@ type Statement struct {
 	// a statement that failed part way (a DROP of several tables, some
 	// unknown) is logged with its error, and a replica expects the same.
 	ErrorCode uint16
+	// Context is what a statement-format statement read from its session
+	// besides Session (see StatementContext).
+	Context StatementContext
+	// Load is set for a LOAD DATA logged in statement format: the file it
+	// reads, which the binlog carries.
+	Load *LoadData
 }
 
 // XAPhase says which half of an XA transaction a Txn is.
@@ -220,7 +226,7 @@ type Txn struct {
 	// LOAD DATA; its rows are unknown.
 	StatementDML bool
 	// LoadData is set when that includes a LOAD DATA logged as a
-	// statement, whose text is not among Statements.
+	// statement (a Statement with Load set).
 	LoadData bool
 	// XA is the XA phase; XID names the XA transaction, in the server's
 	// canonical form X'gtrid',X'bqual',formatID.

@@ -50,6 +50,12 @@ var ddlStatements = []string{
 		"`relay_index` BIGINT UNSIGNED NOT NULL," +
 		"`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)," +
 		"`started` MEDIUMTEXT CHARACTER SET ascii NULL) ENGINE=InnoDB",
+	"CREATE TABLE IF NOT EXISTS `paraply`.`temporary` (" +
+		"`thread_id` INT UNSIGNED NOT NULL," +
+		"`schema_name` VARCHAR(64) NOT NULL," +
+		"`table_name` VARCHAR(64) NOT NULL," +
+		"`gtid` VARCHAR(120) CHARACTER SET ascii NOT NULL," +
+		"PRIMARY KEY (`thread_id`, `schema_name`, `table_name`)) ENGINE=InnoDB",
 	"CREATE TABLE IF NOT EXISTS `paraply`.`ddl` (" +
 		"`gtid` VARCHAR(120) CHARACTER SET ascii NOT NULL PRIMARY KEY," +
 		"`schema_name` VARCHAR(64) NOT NULL," +

@@ -30,9 +30,9 @@ func (e *StatementError) Unwrap() error { return e.Err }
 
 // statements returns t's statements that the rules keep, renamed, and
 // counts the others in o. DDL is kept when one of its subjects is;
-// statement-format DML is left out when all of its subjects are (else it
-// stays, for the caller to refuse as it refuses such DML); savepoints
-// and the like stay.
+// statement-format DML is left out when all of its subjects are, kept
+// when all are, and refused when only some are (one statement cannot be
+// applied in part); savepoints and the like stay.
 func (f *Filter) statements(t *binlog.Txn, o *Outcome) ([]binlog.Statement, error) {
 	out := make([]binlog.Statement, 0, len(t.Statements))
 	for _, st := range t.Statements {
@@ -56,7 +56,7 @@ func (f *Filter) statements(t *binlog.Txn, o *Outcome) ([]binlog.Statement, erro
 			o.Renamed = o.Renamed || renamed.Query != st.Query || renamed.Schema != st.Schema
 			out = append(out, renamed)
 		case binlog.StmtDML:
-			keep, _, err := f.subjects(st, false)
+			keep, mixed, err := f.subjects(st, false)
 			if err != nil {
 				return nil, &StatementError{Query: st.Query, What: "statement-format DML whose tables cannot be told, and --include/--exclude are set", Err: err}
 			}
@@ -65,7 +65,19 @@ func (f *Filter) statements(t *binlog.Txn, o *Outcome) ([]binlog.Statement, erro
 				o.DroppedDML = true
 				continue
 			}
-			out = append(out, st)
+			if mixed {
+				// One statement cannot be applied in part.
+				return nil, &StatementError{Query: st.Query, What: "statement-format DML that writes tables --include/--exclude keep and tables they leave out"}
+			}
+			renamed, err := f.rename(st, false)
+			if err != nil {
+				return nil, err
+			}
+			if ld := st.Load; ld != nil && renamed.Query[:ld.FnEnd] != st.Query[:ld.FnEnd] {
+				return nil, &StatementError{Query: st.Query, What: "cannot rename the databases of this LOAD DATA (--rewrite-db)"}
+			}
+			o.Renamed = o.Renamed || renamed.Query != st.Query || renamed.Schema != st.Schema
+			out = append(out, renamed)
 		default:
 			out = append(out, st)
 		}
@@ -119,7 +131,7 @@ func (f *Filter) rename(st binlog.Statement, mixed bool) (binlog.Statement, erro
 	if len(f.rules.Rewrites) > 0 {
 		q, err := schema.RenameDatabases(st.Query, f.rules.Database)
 		if err != nil {
-			return st, &StatementError{Query: st.Query, What: "cannot rename the databases this DDL names (--rewrite-db)", Err: err}
+			return st, &StatementError{Query: st.Query, What: "cannot rename the databases this statement names (--rewrite-db)", Err: err}
 		}
 		st.Query = q
 	}

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -92,22 +93,22 @@ func TestStatementErrors(t *testing.T) {
 		if !errors.As(err, &se) || !strings.Contains(err.Error(), c.what) || !strings.Contains(err.Error(), before.Query) {
 			t.Errorf("%s: %v", before.Query, err)
 		}
-		if c.txn.Statements[0] != before || len(c.txn.Statements) != 1 {
+		if !reflect.DeepEqual(c.txn.Statements[0], before) || len(c.txn.Statements) != 1 {
 			t.Errorf("%s: changed on error", before.Query)
 		}
 	}
 }
 
 // TestStatementDML: statement-format DML is left out when every table it
-// writes is; otherwise it stays (for the preparer to refuse).
+// writes is, kept when every one is kept, and refused when some are: one
+// statement cannot be applied in part.
 func TestStatementDML(t *testing.T) {
 	f := New(mustRules(t, []string{"app.%"}, nil, nil))
 	for q, out := range map[string]bool{
-		"INSERT INTO other.t VALUES (1)":                       true,
-		"INSERT INTO other.t SELECT * FROM app.u":              true, // reads app.u, writes other.t
-		"INSERT INTO app.t SELECT * FROM other.u":              false,
-		"UPDATE other.t JOIN app.u ON t.id = u.id SET t.v = 1": false, // a multi-table UPDATE may write both
-		"DELETE FROM t WHERE id = 1":                           true,  // in other
+		"INSERT INTO other.t VALUES (1)":          true,
+		"INSERT INTO other.t SELECT * FROM app.u": true, // reads app.u, writes other.t
+		"INSERT INTO app.t SELECT * FROM other.u": false,
+		"DELETE FROM t WHERE id = 1":              true, // in other
 	} {
 		txn := &binlog.Txn{StatementDML: true, Statements: []binlog.Statement{{Schema: "other", Query: q, Kind: binlog.StmtDML}}}
 		o, err := f.Txn(txn)
@@ -118,10 +119,35 @@ func TestStatementDML(t *testing.T) {
 			t.Errorf("%s: outcome %+v, statement DML %t; want left out %t", q, o, txn.StatementDML, out)
 		}
 	}
-	// A LOAD DATA logged as a statement is not among the statements: the
-	// transaction stays statement DML.
-	txn := &binlog.Txn{StatementDML: true, LoadData: true, Statements: []binlog.Statement{{Schema: "other", Query: "INSERT INTO other.t VALUES (1)", Kind: binlog.StmtDML}}}
-	if _, err := f.Txn(txn); err != nil || !txn.StatementDML {
-		t.Errorf("LOAD DATA: %v, statement DML %t", err, txn.StatementDML)
+	// A multi-table UPDATE may write every table it joins.
+	q := "UPDATE other.t JOIN app.u ON t.id = u.id SET t.v = 1"
+	txn := &binlog.Txn{StatementDML: true, Statements: []binlog.Statement{{Schema: "other", Query: q, Kind: binlog.StmtDML}}}
+	if _, err := f.Txn(txn); err == nil || !strings.Contains(err.Error(), "tables they leave out") {
+		t.Errorf("%s: %v, want an error", q, err)
+	}
+	// A LOAD DATA left out leaves no statement DML.
+	txn = &binlog.Txn{StatementDML: true, LoadData: true, Statements: []binlog.Statement{{Schema: "other", Query: "LOAD DATA INFILE 'f' INTO TABLE other.t",
+		Kind: binlog.StmtDML, Load: &binlog.LoadData{FnStart: 9, FnEnd: 23}}}}
+	if _, err := f.Txn(txn); err != nil || txn.StatementDML || txn.LoadData {
+		t.Errorf("LOAD DATA: %v, statement DML %t, LOAD DATA %t", err, txn.StatementDML, txn.LoadData)
+	}
+}
+
+// TestStatementDMLRenamed: --rewrite-db renames the default database of
+// statement-format DML and the databases it names, as it does DDL's.
+func TestStatementDMLRenamed(t *testing.T) {
+	f := New(mustRules(t, nil, nil, []string{"src=dst"}))
+	txn := &binlog.Txn{StatementDML: true, Statements: []binlog.Statement{
+		{Schema: "src", Query: "INSERT INTO src.t SELECT * FROM src.u", Kind: binlog.StmtDML},
+		{Schema: "other", Query: "UPDATE t SET v = 1", Kind: binlog.StmtDML},
+	}}
+	if _, err := f.Txn(txn); err != nil {
+		t.Fatal(err)
+	}
+	if st := txn.Statements[0]; st.Schema != "dst" || st.Query != "INSERT INTO `dst`.t SELECT * FROM `dst`.u" {
+		t.Errorf("renamed: %q in %q", st.Query, st.Schema)
+	}
+	if st := txn.Statements[1]; st.Schema != "other" || st.Query != "UPDATE t SET v = 1" {
+		t.Errorf("kept: %q in %q", st.Query, st.Schema)
 	}
 }

@@ -83,8 +83,8 @@ func (f *Filter) Txn(t *binlog.Txn) (Outcome, error) {
 	f.large(t, maps, &o)
 	if o.Statements > 0 {
 		t.DDL = hasKind(stmts, binlog.StmtDDL)
-		if !t.LoadData && !hasKind(stmts, binlog.StmtDML) {
-			t.StatementDML = false
+		if !hasKind(stmts, binlog.StmtDML) {
+			t.StatementDML, t.LoadData = false, false
 		}
 	}
 	if changes > 0 && t.RowCount() == 0 && countChanges(stmts) == 0 && !t.StatementDML {

@@ -145,7 +145,9 @@ func (r *Replica) run(ctx context.Context) error {
 		return err
 	}
 	defer tgtDB.Close()
-	tgtDB.SetMaxOpenConns(r.cfg.Pool() + 4)
+	// The workers' sessions, those of source connections that hold
+	// temporary tables, and a few for the checkpoint, the lock and checks.
+	tgtDB.SetMaxOpenConns(r.cfg.Pool() + applier.MaxThreadSessions + 4)
 	tgtDB.SetMaxIdleConns(r.cfg.Pool() + 4)
 	var cat *schema.Catalog
 	if err := r.untilReachable(ctx, "target", r.cfg.Target.String(), func() (err error) {
@@ -243,7 +245,11 @@ func (r *Replica) run(ctx context.Context) error {
 	r.receiver, r.relay = receiver, relay
 	r.mu.Unlock()
 	seq := applier.NewSequencer(prefix)
-	prep := &scheduler.Preparer{Catalog: cat, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun,
+	lost, err := lostTemporary(ctx, store)
+	if err != nil {
+		return err
+	}
+	prep := &scheduler.Preparer{Catalog: cat, LostTemporary: lost, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun,
 		Logger: r.log.With("component", "preparer"), ReadPart: relay.ReadPart, StopAfter: stopAfter, Stopped: r.untilStopped(state.Position, until), Flavor: r.info.Flavor, Delay: r.cfg.Delay, ClockOffset: r.lag.ClockOffset,
 		Filter: r.newFilter()}
 	r.mu.Lock()

@@ -124,3 +124,21 @@ func sameGTIDs(f binlog.Flavor, a, b string) bool {
 	y, err2 := mysql.ParseGTIDSet(flavor(f), b)
 	return err1 == nil && err2 == nil && x.Equal(y)
 }
+
+// lostTemporary reads the temporary tables source connections held when
+// paraply last stopped, which the target sessions that held them lost
+// (see scheduler.temporaries).
+func lostTemporary(ctx context.Context, store *checkpoint.Store) (map[uint32]map[schema.TableName]string, error) {
+	tables, err := store.TempTables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lost := map[uint32]map[schema.TableName]string{}
+	for _, t := range tables {
+		if lost[t.Thread] == nil {
+			lost[t.Thread] = map[schema.TableName]string{}
+		}
+		lost[t.Thread][schema.TableName{Schema: t.Schema, Name: t.Name}] = t.GTID
+	}
+	return lost, nil
+}

@@ -88,8 +88,13 @@ type Preparer struct {
 	// Filter, if set, applies --include, --exclude and --rewrite-db (see
 	// filter.go).
 	Filter *filter.Filter
+	// LostTemporary are the temporary tables source connections held when
+	// paraply last stopped (checkpoint.TempTables), by connection: the GTID
+	// that created each. See temporaries.
+	LostTemporary map[uint32]map[schema.TableName]string
 
 	decoder   *binlog.Decoder
+	temps     *temporaries
 	extractor *deptrack.Extractor
 	// prepared holds XA transactions prepared and not yet settled, by XID.
 	prepared map[string]*applier.Txn
@@ -167,6 +172,7 @@ func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepare
 	p.extractor = deptrack.NewExtractor(p.Catalog)
 	p.extractor.Explain = true // names the tables of conflicting keys
 	p.tracker = deptrack.NewTracker(p.Mode, p.History)
+	p.temps = newTemporaries(p.LostTemporary)
 	p.tables = map[tableKey]*sqlgen.Table{}
 	p.prepared = map[string]*applier.Txn{}
 	passed := "" // the source position after the last transaction passed on
@@ -247,6 +253,12 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 	if err := p.filter(it); err != nil {
 		return nil, err
 	}
+	if err := p.temps.route(it.Txn, it); err != nil {
+		return nil, err
+	}
+	if it.Txn.StatementDML && it.Session == 0 {
+		it.Single = single(it.Txn, p.Catalog)
+	}
 	if err := p.settleXA(pr); err != nil {
 		return nil, err
 	}
@@ -260,11 +272,12 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 	pr.Deps = p.tracker.Add(txn, &p.ws)
 	pr.Conflicts = conflicts(pr.Deps, &p.ws)
 	p.count(pr.Deps)
-	if txn.StatementDML && !txn.DDL {
+	if txn.StatementDML && !txn.DDL && txn.Large {
 		// A transaction recorded as applied is stepped over whatever it
 		// holds (above): that is how an operator applies by hand what
 		// paraply cannot.
-		return nil, &applier.ConflictError{GTID: gtid, What: "statement-format DML: paraply applies row-based binlogs only (binlog_format=ROW on the source)"}
+		return nil, &applier.ConflictError{GTID: gtid, What: fmt.Sprintf("statement-format DML in a transaction larger than --large-txn-piece (%d bytes): "+
+			"paraply applies such statements from memory; raise --large-txn-piece above the transaction's size", txn.Bytes)}
 	}
 	if txn.DDL {
 		ddl, err := p.followDDL(txn)

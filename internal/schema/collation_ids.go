@@ -131,3 +131,7 @@ func collationByID(f Flavor, id int) string {
 func CharsetOfCollationID(f Flavor, id int) string {
 	return charsetOf(collationByID(f, id))
 }
+
+// CollationByID returns the name of collation id on a server of flavor f,
+// or "" if it is not known.
+func CollationByID(f Flavor, id int) string { return collationByID(f, id) }

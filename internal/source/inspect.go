@@ -23,7 +23,8 @@ type Info struct {
 }
 
 // Inspect reads the source's flavor, position and binlog settings, and
-// refuses settings paraply cannot replicate from.
+// refuses a source paraply cannot replicate from (no binary log, no
+// GTIDs).
 func Inspect(ctx context.Context, db *sql.DB) (Info, error) {
 	var in Info
 	var logBin int
@@ -45,8 +46,7 @@ func Inspect(ctx context.Context, db *sql.DB) (Info, error) {
 	}
 	_ = db.QueryRowContext(ctx, "SELECT @@binlog_row_metadata").Scan(&in.RowMetadata)
 	in.Position = strings.ReplaceAll(in.Position, "\n", "")
-	if !strings.EqualFold(in.BinlogFormat, "ROW") {
-		return in, fmt.Errorf("the source logs binlog_format=%s: paraply needs ROW (SET GLOBAL binlog_format=ROW)", in.BinlogFormat)
-	}
+	// MIXED and STATEMENT are replicated too: their statements run as a
+	// replica runs them, in the order of the source's group commits.
 	return in, nil
 }

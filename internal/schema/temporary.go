@@ -1,0 +1,57 @@
+package schema
+
+// TemporaryChange is what a statement does to the temporary tables of
+// its session: CREATE TEMPORARY TABLE makes one, DROP TEMPORARY TABLE (and
+// a DROP TABLE, which drops a session's temporary table of the name
+// first: MariaDB logs it as DROP TEMPORARY TABLE) drops them.
+type TemporaryChange struct {
+	Created []TableName
+	// Dropped are the tables a DROP names; Temporary says the DROP said
+	// TEMPORARY (it drops no base table).
+	Dropped   []TableName
+	Temporary bool
+}
+
+// TemporaryTables reads what query, run with currentSchema as the
+// default database, does to its session's temporary tables, from its
+// leading words (versioned comments opened): CREATE [OR REPLACE]
+// TEMPORARY TABLE [IF NOT EXISTS] name, DROP [TEMPORARY] TABLE [IF EXISTS]
+// name[, name ...]. Any other statement changes none.
+func TemporaryTables(currentSchema, query string) TemporaryChange {
+	var c TemporaryChange
+	toks := tokenize(cleanQuery(query))
+	if len(toks) < 3 {
+		return c
+	}
+	verb := toks[0]
+	i := 1
+	temporary := false
+	for i < len(toks) && (toks[i].is("OR") || toks[i].is("REPLACE") || toks[i].is("TEMPORARY")) {
+		temporary = temporary || toks[i].is("TEMPORARY")
+		i++
+	}
+	if i >= len(toks) || !toks[i].is("TABLE") {
+		return c
+	}
+	i = skipIfExists(toks, i+1)
+	switch {
+	case verb.is("CREATE") && temporary:
+		if n, _, ok := qualifiedName(toks, i, currentSchema); ok {
+			c.Created = []TableName{n}
+		}
+	case verb.is("DROP"):
+		c.Temporary = temporary
+		for {
+			n, j, ok := qualifiedName(toks, i, currentSchema)
+			if !ok {
+				break
+			}
+			c.Dropped = append(c.Dropped, n)
+			if j >= len(toks) || !toks[j].isPunct(",") {
+				break
+			}
+			i = j + 1
+		}
+	}
+	return c
+}
