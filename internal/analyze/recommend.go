@@ -52,6 +52,13 @@ func recommend(r *Report, workers []int) string {
 		out = append(out, fmt.Sprintf("Few source sessions did most of the work: writeset-session (%.1f) is far below writeset (%.1f); keep writeset with --preserve-commit-order instead.", ses.AvgParallelism, wsr.AvgParallelism))
 	}
 	b := wsr.Barriers
+	if n := b["statement"]; n > 0 && r.Transactions > 0 {
+		co := r.Modes["commit-order"]
+		out = append(out, fmt.Sprintf("%d of %d transactions (%.0f%%) are statement-format (binlog_format MIXED or STATEMENT): "+
+			"their rows are not in the binlog, so paraply applies each after everything before it, in the source's group-commit order "+
+			"(commit-order allows %.1f on this stream); with binlog_format=ROW paraply would run them by their rows.",
+			n, r.Transactions, 100*float64(n)/float64(r.Transactions), co.AvgParallelism))
+	}
 	var barriers []string
 	for _, c := range []string{"ddl", "statement", "unknown_table", "schema_mismatch", "missing_key_column", "partial_json"} {
 		if b[c] > 0 {

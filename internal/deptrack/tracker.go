@@ -178,6 +178,7 @@ func (t *Tracker) Add(txn *binlog.Txn, ws *Writeset) Deps {
 	prev := t.last
 	t.last = seq
 	t.stats.Transactions++
+	group := t.mariaGroup(txn, prev)
 	var d Deps
 	switch t.mode {
 	case Serial:
@@ -185,12 +186,20 @@ func (t *Tracker) Add(txn *binlog.Txn, ws *Writeset) Deps {
 	case Database:
 		d = t.database(txn, prev)
 	case CommitOrder:
-		d = t.commitOrder(txn, prev)
+		d = t.commitOrder(txn, prev, group)
 	default:
 		d = t.writeset(txn, ws, prev)
 	}
 	if d.Cause.IsBarrier() {
 		d.Wait, d.On = prev, d.On[:0]
+		if d.Cause == CauseStatement {
+			// A statement's rows are unknown, but the transactions of
+			// its MariaDB commit group before it ran beside it on the
+			// source (MariaDB's conservative parallel replication):
+			// it waits for what its group waits for, and everything
+			// after it waits for it.
+			d.Wait = max(group, t.fence)
+		}
 		t.fence = seq
 	} else if d.Wait < t.fence {
 		d.Wait = t.fence
@@ -219,26 +228,39 @@ func (t *Tracker) database(txn *binlog.Txn, prev uint64) Deps {
 	return d
 }
 
-func (t *Tracker) commitOrder(txn *binlog.Txn, prev uint64) Deps {
+func (t *Tracker) commitOrder(txn *binlog.Txn, prev, group uint64) Deps {
 	var d Deps
-	c := txn.Clock
 	switch {
-	case c.Logical:
+	case txn.Clock.Logical:
 		d = t.logicalClock(txn, prev)
 	case txn.DDL:
-	case c.CommitID != 0 && c.CommitID == t.commitID:
-		d.Wait = t.groupWait
-	case c.CommitID != 0:
-		t.commitID, t.groupWait = c.CommitID, prev
-		d.Wait = prev
 	default:
-		t.commitID = 0
-		d.Wait = prev
+		d.Wait = group
 	}
 	if txn.DDL {
 		d.Cause = CauseDDL
 	}
 	return d
+}
+
+// mariaGroup follows MariaDB's group commits: consecutive transactions
+// with one commit_id committed together on the source, so none of them
+// waited for another. It returns what txn's group waits for: the
+// transaction before the group's first; prev for a transaction outside
+// any group (no commit_id) or with a clock of MySQL's.
+func (t *Tracker) mariaGroup(txn *binlog.Txn, prev uint64) uint64 {
+	c := txn.Clock
+	switch {
+	case c.Logical || txn.DDL:
+		return prev
+	case c.CommitID != 0 && c.CommitID == t.commitID:
+		return t.groupWait
+	case c.CommitID != 0:
+		t.commitID, t.groupWait = c.CommitID, prev
+		return prev
+	}
+	t.commitID = 0
+	return prev
 }
 
 // logicalClock schedules by MySQL's watermark: a transaction waits for

@@ -367,3 +367,35 @@ func TestConflictsNameTheirWriters(t *testing.T) {
 		t.Errorf("a transaction without conflicts has writers %v", deps[1].Writers)
 	}
 }
+
+// TestStatementsInMariaDBGroups: in the writeset modes a statement-format
+// transaction, whose rows are unknown, waits for what its MariaDB commit
+// group waits for (the group's transactions before it ran beside it on
+// the source), and everything after it waits for it.
+func TestStatementsInMariaDBGroups(t *testing.T) {
+	x := NewExtractor(nil)
+	for _, mode := range []Mode{WritesetMode, WritesetSession, Database} {
+		tr := NewTracker(mode, 0)
+		type txn struct {
+			id    uint64
+			stmt  bool
+			wants uint64 // Wait
+		}
+		for i, c := range []txn{
+			{id: 7, wants: 0},              // 1: rows, its own group
+			{id: 9, wants: 0},              // 2: rows, group 9 waits for 1 (writesets say nothing)
+			{id: 9, stmt: true, wants: 1},  // 3: a statement in group 9: waits for what 9 waits for
+			{id: 9, wants: 3},              // 4: after the statement
+			{id: 0, stmt: true, wants: 4},  // 5: no group: waits for everything
+			{id: 11, stmt: true, wants: 5}, // 6: its group's first
+		} {
+			tx := &binlog.Txn{Seq: uint64(i + 1), Clock: binlog.Clock{CommitID: c.id}, StatementDML: c.stmt}
+			var ws Writeset
+			x.Extract(tx, &ws)
+			d := tr.Add(tx, &ws)
+			if d.Wait != c.wants && !(c.wants == 0 && d.Wait == 0) {
+				t.Errorf("%s: transaction %d: waits for %d, want %d", mode, i+1, d.Wait, c.wants)
+			}
+		}
+	}
+}
