@@ -86,13 +86,13 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 		// DATABASE takes collation_server's), sql_mode. The session is
 		// closed after the DDL, so this goes with it.
 		defer w.closeConn()
-		set, args := statementSession(&st, w.p.cfg.SourceSession, w.mariadb)
+		as := statementSession(&st, w.p.cfg.SourceSession, w.mariadb)
 		if w.mariadb {
 			// A replica keeps the history of a system-versioned table
 			// that the source's ALTER kept.
-			set += ", @@session.system_versioning_alter_history = KEEP"
+			as = append(as, assignment{"@@session.system_versioning_alter_history", "KEEP"})
 		}
-		if _, err := conn.ExecContext(ctx, set, args...); err != nil {
+		if _, err := conn.ExecContext(ctx, setStatement(as)); err != nil {
 			if classify(err) == fatal {
 				return ddlConflict(t, &st, "cannot give the target session the source session's settings for DDL", err)
 			}

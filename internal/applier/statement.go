@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,19 +19,32 @@ import (
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/schema"
+	"github.com/paraply/paraply/internal/sqlgen"
 )
 
 // Statement-format transactions (binlog_format=STATEMENT, and MIXED's
 // safe statements) carry statements, not rows: a replica runs each one in
 // the source session's context (MariaDB's Query_log_event::do_apply_event
 // and the context events before it). A work that holds one is applied
-// here, in source order, event by event: rows events through SQL as
-// elsewhere (uncompacted: the statements between them read the rows),
-// each statement alone in its packet, sent as logged (its text is in the
-// source session's character set, and a '?' in it is not a placeholder),
-// after a SET that gives the session the statement's context and before
-// one that gives the worker's session back its own settings. It stays one
-// target transaction with the checkpoint rows, as any work.
+// here, in source order, in one target transaction with the checkpoint
+// rows, as any work.
+//
+// Consecutive statements, across the work's transactions, go in one
+// packet of statements (a round trip per statement made paraply slower
+// than a native replica): per statement, a marker (@paraply_stmt, which
+// says after an error which statement failed), USE of its database, a
+// SET of its session context (clock, time zone, charsets, sql_mode,
+// flags, auto-increment, insert_id, rand seeds, pseudo_thread_id) and of
+// its user variables, every value a literal (hex for strings: the
+// statement's own sql_mode may have changed how quotes read), then the
+// statement as logged: its bytes are in the source session's character
+// set, and a '?' in it is no placeholder, so the packet carries no
+// placeholders at all. Rows events between statements go as SQL (or
+// BINLOG statements where SQL is not exact) once the worker's own session
+// settings are back (restoreSession ends each packet of statements). A
+// statement logged with an error ends its packet, so that the error that
+// stops the packet is the one to compare; a LOAD DATA goes alone, with
+// its file.
 
 // hasStatements reports whether work holds statement-format DML.
 func (work *Work) hasStatements() bool {
@@ -39,6 +54,32 @@ func (work *Work) hasStatements() bool {
 		}
 	}
 	return false
+}
+
+// stmtPacket collects consecutive statements for one round trip.
+type stmtPacket struct {
+	text  strings.Builder
+	stmts []stmtRef // in packet order; the marker is the index
+	// set and db are the session variables and the database the packet's
+	// statements have set so far: a statement sets only those its own
+	// context changes (consecutive statements share most of theirs).
+	set map[string]string
+	db  string
+}
+
+// reset empties p.
+func (p *stmtPacket) reset() {
+	p.text.Reset()
+	p.stmts = nil
+	clear(p.set)
+	p.db = ""
+}
+
+// stmtRef is a statement in a packet: the transaction of the work it is
+// in, and the statement.
+type stmtRef struct {
+	txn int
+	st  *binlog.Statement
 }
 
 // executeStatements applies work, which holds statement-format DML, and
@@ -52,8 +93,13 @@ func (w *worker) executeStatements(ctx context.Context, work *Work) (time.Durati
 	if _, err := conn.ExecContext(ctx, "START TRANSACTION"); err != nil {
 		return time.Since(t0), err
 	}
+	var p stmtPacket
 	for i := range work.Txns {
-		if err := w.txnStatements(ctx, conn, work, i); err != nil {
+		err := w.txnStatements(ctx, conn, work, i, &p)
+		if err == nil && i == len(work.Txns)-1 {
+			err = w.flushStatements(ctx, conn, work, &p)
+		}
+		if err != nil {
 			w.rollback(conn)
 			// The session's settings may be the source's. A session that
 			// cannot have them back goes (the rollback may have closed it
@@ -87,9 +133,10 @@ func (w *worker) executeStatements(ctx context.Context, work *Work) (time.Durati
 	return time.Since(t0), nil
 }
 
-// txnStatements applies the i-th transaction of work: its rows events
-// and statements in the order they were logged.
-func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *Work, i int) error {
+// txnStatements adds the i-th transaction of work to p, and runs what
+// cannot wait in it (rows events, a LOAD DATA, a statement logged with an
+// error), in the order they were logged.
+func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *Work, i int, p *stmtPacket) error {
 	t := work.Txns[i]
 	replay, err := w.replaysRows(ctx, conn, t)
 	if err != nil {
@@ -99,14 +146,15 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *Work, 
 		// A first attempt rolled back keeps the temporary tables it made
 		// (they are not transactional); on the source, none of the name
 		// was there when the statement made it.
-		if _, err := conn.ExecContext(ctx, "DROP TEMPORARY TABLE IF EXISTS "+n.String()); err != nil {
-			return err
-		}
+		p.text.WriteString("DROP TEMPORARY TABLE IF EXISTS " + n.String() + "\n;")
 	}
 	next := 0
 	rows := func(upTo int) error {
 		if upTo <= next {
 			return nil
+		}
+		if err := w.flushStatements(ctx, conn, work, p); err != nil {
+			return err
 		}
 		if replay {
 			from := next
@@ -143,68 +191,147 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *Work, 
 		if err := rows(st.At); err != nil {
 			return err
 		}
-		switch st.Kind {
-		case binlog.StmtSavepoint:
-			if _, err := conn.ExecContext(ctx, st.Query); err != nil {
+		switch {
+		case st.Kind == binlog.StmtSavepoint:
+			p.text.WriteString(st.Query + "\n;")
+		case st.Kind != binlog.StmtDML:
+		case st.Load != nil:
+			if err := w.flushStatements(ctx, conn, work, p); err != nil {
 				return err
 			}
-		case binlog.StmtDML:
-			if err := w.runStatement(ctx, conn, t, st); err != nil {
+			if err := w.loadData(ctx, conn, t, st); err != nil {
 				return err
+			}
+		default:
+			if err := w.addStatement(p, i, st); err != nil {
+				return &ConflictError{GTID: t.GTID, What: "cannot give the statement its session's context: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: err}
+			}
+			if st.ErrorCode != 0 || p.text.Len() > w.statementPacketBytes() {
+				if err := w.flushStatements(ctx, conn, work, p); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return rows(len(t.Txn.Rows))
 }
 
-// runStatement runs statement st of t as a replica runs it: in its
-// database, with its session's context, expecting the error it met on the
-// source (if any), then gives the session back its own settings.
-func (w *worker) runStatement(ctx context.Context, conn *sql.Conn, t *Txn, st *binlog.Statement) error {
-	fail := func(what string, err error) error {
-		if classify(err) != fatal {
-			return err
-		}
-		return &ConflictError{GTID: t.GTID, What: what + ": " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
+// statementPacketBytes bounds the text of a packet of statements: a
+// statement alone may be larger (it goes alone, as the server took it).
+func (w *worker) statementPacketBytes() int {
+	if w.maxPacket > 0 {
+		return min(sqlgen.DefaultMaxPacket, w.maxPacket/2)
 	}
+	return sqlgen.DefaultMaxPacket
+}
+
+// addStatement adds statement st of the i-th transaction to p: its
+// marker, database, session context and user variables, then its text.
+func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error {
+	b := &p.text
+	if st.Schema != "" && st.Schema != p.db {
+		b.WriteString("USE " + schema.QuoteIdent(st.Schema) + ";\n")
+		p.db = st.Schema
+	}
+	if p.set == nil {
+		p.set = map[string]string{}
+	}
+	// The marker first: a SET that fails changes nothing, so the marker
+	// names the statement whose context or text failed.
+	changed := []assignment{{"@paraply_stmt", strconv.Itoa(len(p.stmts))}}
+	for _, a := range statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st) {
+		if v, ok := p.set[a.name]; !ok || v != a.value {
+			changed = append(changed, a)
+			p.set[a.name] = a.value
+		}
+	}
+	b.WriteString(setStatement(changed) + ";\n")
+	for _, v := range st.Context.UserVars {
+		q, args, err := userVarSQL(v, w.mariadb)
+		if err != nil {
+			return fmt.Errorf("user variable @%s: %w", v.Name, err)
+		}
+		b.WriteString(inline(q, args) + ";\n")
+	}
+	// A newline ends a comment the statement may end with.
+	b.WriteString(st.Query + "\n;")
+	p.stmts = append(p.stmts, stmtRef{txn: i, st: st})
+	return nil
+}
+
+// flushStatements sends p's statements, with the worker's session
+// settings restored after them, and empties it. A statement that fails
+// is found by its marker: if it was logged with the same error, it did on
+// the target what it did on the source (such a statement ends its
+// packet, so nothing after it is lost).
+func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *Work, p *stmtPacket) error {
+	if p.text.Len() == 0 {
+		return nil
+	}
+	text := p.text.String()
+	stmts := p.stmts
+	p.reset()
+	_, err := conn.ExecContext(ctx, text+w.restoreSession())
+	if err == nil {
+		return nil
+	}
+	if classify(err) != fatal || len(stmts) == 0 {
+		return err
+	}
+	var k int
+	if qerr := conn.QueryRowContext(ctx, "SELECT @paraply_stmt").Scan(&k); qerr != nil || k < 0 || k >= len(stmts) {
+		return &ConflictError{GTID: work.Txns[stmts[0].txn].GTID, What: "a statement failed on the target", Err: redacted{err}}
+	}
+	ref := stmts[k]
+	t, st := work.Txns[ref.txn], ref.st
+	switch {
+	case st.ErrorCode != 0 && k == len(stmts)-1 && equalReplErrors(st.ErrorCode, errorNumber(err)):
+		// It failed part way on the source too, and did as much.
+	case errorNumber(err) == erBadTable && st.ErrorCode == 0 && k == len(stmts)-1 && schema.TemporaryTables(st.Schema, st.Query).Temporary:
+		// A temporary table this session never had (lost at a restart,
+		// or the source connection's end dropping what it may hold): a
+		// replica steps over it too.
+	case st.ErrorCode != 0:
+		return &ConflictError{GTID: t.GTID, What: fmt.Sprintf("the statement met error %d on the source and %s on the target: %s",
+			st.ErrorCode, describeError(errorNumber(err)), abbreviate(binlog.RedactSecrets(st.Query))), Err: redacted{err}}
+	default:
+		return &ConflictError{GTID: t.GTID, What: "statement failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
+	}
+	_, err = conn.ExecContext(ctx, w.restoreSession())
+	return err
+}
+
+// loadData runs LOAD DATA statement st of t, alone, with its session's
+// context.
+func (w *worker) loadData(ctx context.Context, conn *sql.Conn, t *Txn, st *binlog.Statement) error {
+	var b strings.Builder
 	if st.Schema != "" {
-		if _, err := conn.ExecContext(ctx, "USE "+schema.QuoteIdent(st.Schema)); err != nil {
-			return fail("the statement's database is missing on the target", err)
-		}
+		b.WriteString("USE " + schema.QuoteIdent(st.Schema) + ";\n")
 	}
-	set, args := statementSession(st, w.p.cfg.SourceSession, w.mariadb)
-	set, args = statementContext(set, args, st)
-	if _, err := conn.ExecContext(ctx, set, args...); err != nil {
-		return fail("cannot give the target session the source session's settings for the statement", err)
-	}
+	b.WriteString(setStatement(statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st)))
 	for _, v := range st.Context.UserVars {
 		q, args, err := userVarSQL(v, w.mariadb)
 		if err != nil {
 			return &ConflictError{GTID: t.GTID, What: "user variable @" + v.Name, Err: err}
 		}
-		if _, err := conn.ExecContext(ctx, q, args...); err != nil {
-			return fail("cannot set the user variable @"+v.Name+" of the statement", err)
+		b.WriteString(";\n" + inline(q, args))
+	}
+	if _, err := conn.ExecContext(ctx, b.String()); err != nil {
+		if classify(err) != fatal {
+			return err
 		}
+		return &ConflictError{GTID: t.GTID, What: "cannot give the target session the source session's settings for LOAD DATA", Err: err}
 	}
 	err := w.execStatement(ctx, conn, st)
 	switch {
 	case st.ErrorCode != 0 && equalReplErrors(st.ErrorCode, errorNumber(err)):
-		err = nil // it failed part way on the source too, and did as much
-	case errorNumber(err) == erBadTable && st.ErrorCode == 0 && schema.TemporaryTables(st.Schema, st.Query).Temporary:
-		// A temporary table this session never had (lost at a restart,
-		// or the source connection's end dropping what it may hold): a
-		// replica steps over it too.
-		err = nil
-	case st.ErrorCode != 0 && classify(err) == fatal:
-		return &ConflictError{GTID: t.GTID, What: fmt.Sprintf("the statement met error %d on the source and %s on the target: %s",
-			st.ErrorCode, describeError(errorNumber(err)), abbreviate(binlog.RedactSecrets(st.Query))), Err: redactedOrNil(err)}
-	case err != nil:
-		return fail("statement failed on the target", err)
-	}
-	if _, err := conn.ExecContext(ctx, w.restoreSession()); err != nil {
+	case err != nil && classify(err) != fatal:
 		return err
+	case err != nil:
+		return &ConflictError{GTID: t.GTID, What: "statement failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
 	}
-	return nil
+	_, err = conn.ExecContext(ctx, w.restoreSession())
+	return err
 }
 
 // execStatement sends st's text as logged, alone (no placeholders), or,
@@ -247,28 +374,24 @@ func loadQuery(st *binlog.Statement, file string) string {
 	return b.String()
 }
 
-// statementContext adds to a SET statement (set, args) the context events
+// statementContext adds to the session variables as the context events
 // of st: INSERT_ID, LAST_INSERT_ID, the RAND seeds, and the source
 // session's connection id, which CONNECTION_ID() returns.
-func statementContext(set string, args []any, st *binlog.Statement) (string, []any) {
+func statementContext(as []assignment, st *binlog.Statement) []assignment {
 	c := &st.Context
-	if c.HasInsertID {
-		set += ", @@session.insert_id = ?"
-		args = append(args, c.InsertID)
-	}
+	// Set for every statement: one that did not use a forced value must
+	// not find the previous statement's.
+	as = append(as, assignment{"@@session.insert_id", literal(c.InsertID)})
 	if c.HasLastInsertID {
-		set += ", @@session.last_insert_id = ?"
-		args = append(args, c.LastInsertID)
+		as = append(as, assignment{"@@session.last_insert_id", literal(c.LastInsertID)})
 	}
 	if c.HasRand {
-		set += ", @@session.rand_seed1 = ?, @@session.rand_seed2 = ?"
-		args = append(args, c.RandSeed1, c.RandSeed2)
+		as = append(as, assignment{"@@session.rand_seed1", literal(c.RandSeed1)}, assignment{"@@session.rand_seed2", literal(c.RandSeed2)})
 	}
 	if st.ThreadID != 0 {
-		set += ", @@session.pseudo_thread_id = ?"
-		args = append(args, st.ThreadID)
+		as = append(as, assignment{"@@session.pseudo_thread_id", literal(st.ThreadID)})
 	}
-	return set, args
+	return as
 }
 
 // restoreSession gives a worker's session back the settings
@@ -360,4 +483,47 @@ func (w *worker) replayRows(ctx context.Context, conn *sql.Conn, work *Work, i, 
 	}
 	w.format = t.Raw.Format
 	return nil
+}
+
+// inline writes the arguments of q, a SET statement of paraply's own whose
+// only '?' are its placeholders, into it as literals: numbers as they are,
+// strings and bytes in hex, which reads the same whatever the sql_mode
+// (NO_BACKSLASH_ESCAPES, ANSI_QUOTES) and the character set of the session
+// that parses it.
+func inline(q string, args []any) string {
+	var b strings.Builder
+	for _, a := range args {
+		i := strings.IndexByte(q, '?')
+		if i < 0 {
+			break
+		}
+		b.WriteString(q[:i])
+		b.WriteString(literal(a))
+		q = q[i+1:]
+	}
+	b.WriteString(q)
+	return b.String()
+}
+
+// literal is v as an SQL literal.
+func literal(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "NULL"
+	case int:
+		return strconv.Itoa(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case uint32:
+		return strconv.FormatUint(uint64(v), 10)
+	case uint64:
+		return strconv.FormatUint(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case string:
+		return "X'" + hex.EncodeToString([]byte(v)) + "'"
+	case []byte:
+		return "X'" + hex.EncodeToString(v) + "'"
+	}
+	panic(fmt.Sprintf("applier: no literal for %T", v))
 }
