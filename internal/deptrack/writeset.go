@@ -44,6 +44,9 @@ type KeyRef struct {
 	Rows  *binlog.Rows
 	Image int // index into Rows.Images
 	Cols  []int
+	// Text is the key's values when a statement's text gave them (Rows
+	// is nil then).
+	Text string
 }
 
 // Label renders the key as `db`.`t`.PRIMARY(5).
@@ -53,6 +56,10 @@ func (r KeyRef) Label() string {
 	b.WriteString(".")
 	b.WriteString(r.Index)
 	b.WriteString("(")
+	if r.Rows == nil {
+		b.WriteString(r.Text + ")")
+		return b.String()
+	}
 	img := r.Rows.Images[r.Image]
 	for i, c := range r.Cols {
 		if i > 0 {
@@ -125,8 +132,11 @@ func (x *Extractor) Extract(t *binlog.Txn, ws *Writeset) {
 		ws.barrier(CauseDDL, "")
 		return
 	case t.StatementDML:
-		ws.barrier(CauseStatement, "")
-		return
+		if ok, table := x.statements(t, ws); !ok {
+			ws.reset()
+			ws.barrier(CauseStatement, table)
+			return
+		}
 	case t.Large:
 		ws.barrier(CauseLarge, "")
 		return

@@ -136,6 +136,7 @@ func (a *applier) apply(text string) error {
 	if body, ok := setStatementBody(text, toks); ok {
 		text, toks = body, tokenize(body)
 	}
+	a.trigger(toks)
 	if !mayChangeTables(toks) {
 		return nil
 	}
@@ -364,4 +365,29 @@ func (a *applier) databaseCharset(opts []*ast.DatabaseOption, inherit func() (st
 		}
 	}
 	return a.resolveCharset(cs, co, inherit)
+}
+
+// trigger marks the table a CREATE TRIGGER statement (toks) fires on as
+// having triggers.
+func (a *applier) trigger(toks []token) {
+	if len(toks) == 0 || !toks[0].is("CREATE") {
+		return
+	}
+	i := skipModifiers(toks, 1)
+	if i >= len(toks) || !toks[i].is("TRIGGER") {
+		return
+	}
+	s, err := leadingSubjects(a.cur, toks)
+	if err != nil {
+		return
+	}
+	for _, n := range s.Tables {
+		if t := a.c.Table(n.Schema, n.Name); t != nil && !t.Triggers {
+			// Not a change of the table's definition (a.put): nothing
+			// that builds on its columns and keys needs building again.
+			c := t.Clone()
+			c.Triggers = true
+			a.c.Put(c)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 type draft struct {
 	schema, name       string
 	charset, collation string
+	triggers           bool // see Table.Triggers
 	cols               []Column
 	keys               []draftKey
 	fks                []draftFK
@@ -37,7 +38,7 @@ type draftFK struct {
 
 // draftOf returns a draft of t.
 func draftOf(t *Table) *draft {
-	d := &draft{schema: t.Schema, name: t.Name, charset: t.Charset, collation: t.Collation}
+	d := &draft{schema: t.Schema, name: t.Name, charset: t.Charset, collation: t.Collation, triggers: t.Triggers}
 	d.cols = slices.Clone(t.Columns)
 	for _, ix := range t.Indexes {
 		k := draftKey{name: ix.Name, primary: ix.Primary, prefix: slices.Clone(ix.Prefix)}
@@ -205,7 +206,7 @@ func (d *draft) tableName() TableName { return TableName{d.schema, d.name} }
 // primary key columns become NOT NULL, keys are ordered as the server
 // orders them and foreign keys sorted by name.
 func (d *draft) table() (*Table, error) {
-	t := &Table{Schema: d.schema, Name: d.name, Charset: d.charset, Collation: d.collation}
+	t := &Table{Schema: d.schema, Name: d.name, Charset: d.charset, Collation: d.collation, Triggers: d.triggers}
 	t.Columns = slices.Clone(d.cols)
 	if p := d.primary(); p >= 0 {
 		for _, c := range d.keys[p].cols {

@@ -114,7 +114,7 @@ type fkPart struct {
 func load(ctx context.Context, db *sql.DB, f filter) (*Catalog, error) {
 	l := &loader{c: NewCatalog(), tables: map[TableName]*Table{},
 		keyOrder: map[TableName][]string{}, keyParts: map[TableName]map[string][]keyPart{}, fks: map[fkID]*loadedFK{}}
-	steps := []func(context.Context, *sql.DB, filter) error{l.loadServer, l.loadSchemas, l.loadTables, l.loadColumns, l.loadKeys, l.loadFKColumns, l.loadFKRules}
+	steps := []func(context.Context, *sql.DB, filter) error{l.loadServer, l.loadSchemas, l.loadTables, l.loadColumns, l.loadKeys, l.loadFKColumns, l.loadFKRules, l.loadTriggers}
 	for _, step := range steps {
 		if err := step(ctx, db, f); err != nil {
 			return nil, fmt.Errorf("schema: load: %w", err)
@@ -286,6 +286,22 @@ func (l *loader) loadKeys(ctx context.Context, db *sql.DB, f filter) error {
 		parts[key] = append(parts[key], p)
 		return nil
 	})
+}
+
+// loadTriggers marks the tables that have triggers.
+func (l *loader) loadTriggers(ctx context.Context, db *sql.DB, f filter) error {
+	where, args := f.where("EVENT_OBJECT_SCHEMA", "EVENT_OBJECT_TABLE")
+	return query(ctx, db, `SELECT DISTINCT EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE `+where, args,
+		func(rows *sql.Rows) error {
+			var name TableName
+			if err := rows.Scan(&name.Schema, &name.Name); err != nil {
+				return err
+			}
+			if t := l.tables[name]; t != nil {
+				t.Triggers = true
+			}
+			return nil
+		})
 }
 
 func (l *loader) loadFKColumns(ctx context.Context, db *sql.DB, f filter) error {

@@ -52,6 +52,10 @@ type Table struct {
 	// Charset and Collation are the table's defaults, the ones a column added
 	// later without its own gets.
 	Charset, Collation string
+	// Triggers is set when the table has (or may have) triggers: a
+	// statement that writes it writes other rows too. DROP TRIGGER does
+	// not name its table, so it stays set until the table is recreated.
+	Triggers bool
 }
 
 // TableName returns the table's qualified name.

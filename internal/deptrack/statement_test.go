@@ -1,0 +1,68 @@
+package deptrack
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/schema"
+)
+
+// TestStatementKeys: a statement whose text fixes the rows it writes, on
+// a table whose rows nothing else ties, gets the keys a row-format change
+// of those rows gets; any other is a barrier.
+func TestStatementKeys(t *testing.T) {
+	cat, _, err := schema.Parse(strings.NewReader(`CREATE DATABASE d; USE d;
+CREATE TABLE s (id INT PRIMARY KEY, k INT, c VARCHAR(10), KEY k (k));
+CREATE TABLE s2 (a INT, b BIGINT, v INT, PRIMARY KEY (a, b));
+CREATE TABLE uq (id INT PRIMARY KEY, u INT, UNIQUE KEY u (u));
+CREATE TABLE us (id INT UNSIGNED PRIMARY KEY);
+CREATE TABLE tr (id INT PRIMARY KEY);
+CREATE TRIGGER tr_ai AFTER INSERT ON tr FOR EACH ROW SET @x = 1;
+`), "test.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewExtractor(cat)
+	stmt := func(qs ...string) *Writeset {
+		txn := &binlog.Txn{StatementDML: true}
+		for _, q := range qs {
+			txn.Statements = append(txn.Statements, binlog.Statement{Schema: "d", Query: q, Kind: binlog.StmtDML})
+		}
+		ws := &Writeset{}
+		x.Extract(txn, ws)
+		return ws
+	}
+	row5 := extract(x, rows(cat, "s", binlog.Insert, []any{int32(5), int32(1), "a"}))
+	for _, q := range []string{"UPDATE s SET k = k + 1 WHERE id = 5", "DELETE FROM s WHERE id IN (4, 5)",
+		"INSERT INTO s (id, k, c) VALUES (5, 1, 'x') ON DUPLICATE KEY UPDATE k = k + 1", "REPLACE INTO d.s (c, id) VALUES ('y', 5)"} {
+		ws := stmt(q)
+		if ws.Barrier != CauseNone || !intersects(ws.Keys, row5.Keys) {
+			t.Errorf("%s: barrier %v, keys %v; want the key of row 5 (%v)", q, ws.Barrier, ws.Keys, row5.Keys)
+		}
+	}
+	if ws := stmt("UPDATE s SET k = 2 WHERE id = 6"); ws.Barrier != CauseNone || intersects(ws.Keys, row5.Keys) {
+		t.Errorf("row 6: barrier %v, keys %v", ws.Barrier, ws.Keys)
+	}
+	composite := extract(x, rows(cat, "s2", binlog.Insert, []any{int32(1), int64(2), int32(0)}))
+	if ws := stmt("UPDATE s2 SET v = 3 WHERE b = 2 AND a = 1"); ws.Barrier != CauseNone || !intersects(ws.Keys, composite.Keys) {
+		t.Errorf("composite key: barrier %v, keys %v, want %v", ws.Barrier, ws.Keys, composite.Keys)
+	}
+	for _, q := range []string{
+		"UPDATE s SET k = 1 WHERE k = 5",             // not by its key
+		"UPDATE s SET id = 7 WHERE id = 5",           // moves the key
+		"INSERT INTO s (k) VALUES (1)",               // AUTO_INCREMENT or default key
+		"UPDATE uq SET u = 1 WHERE id = 1",           // another unique key
+		"INSERT INTO us (id) VALUES (1)",             // UNSIGNED key
+		"INSERT INTO tr (id) VALUES (1)",             // triggers
+		"INSERT INTO s SELECT * FROM s2",             // reads another table
+		"UPDATE s SET k = 1 WHERE id = 1 AND k = (SELECT 1)",
+	} {
+		if ws := stmt(q); ws.Barrier != CauseStatement || len(ws.Keys) != 0 {
+			t.Errorf("%s: barrier %v, keys %v; want a barrier", q, ws.Barrier, ws.Keys)
+		}
+	}
+	if ws := stmt("UPDATE s SET k = 1 WHERE id = 1", "UPDATE s SET k = 1"); ws.Barrier != CauseStatement {
+		t.Errorf("a transaction with one statement that is a barrier: %v", ws.Barrier)
+	}
+}

@@ -1,0 +1,286 @@
+package schema
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// Writes are the rows one statement-format statement can write, as far as
+// its text fixes them: the table, and for each row the integer values
+// literals give its columns. A dependency tracker that knows the table's
+// keys turns them into the statement's writeset, as the rows of a
+// row-format transaction give theirs.
+type Writes struct {
+	Table TableName
+	// Insert: Rows holds each row the statement inserts (INSERT or
+	// REPLACE ... VALUES), by lower-case column name, the columns a
+	// literal integer gives. Otherwise the statement is an UPDATE or a
+	// DELETE of the rows whose columns Where pins to one of the values it
+	// lists (WHERE c = 1 AND d IN (2, 3) AND ...), by lower-case name.
+	Insert bool
+	Rows   []map[string]int64
+	Where  map[string][]int64
+	// Set are the columns (lower case) an UPDATE, or an INSERT's ON
+	// DUPLICATE KEY UPDATE, assigns.
+	Set []string
+}
+
+// StatementWrites reads which rows query, run with currentSchema as the
+// default database, can write: ok is false unless it is one of
+//
+//	INSERT|REPLACE [INTO] t [(cols)] VALUES (...), ... [ON DUPLICATE KEY UPDATE ...]
+//	UPDATE t SET ... WHERE ...                   (one table)
+//	DELETE FROM t WHERE ...                      (one table)
+//
+// whose expressions read nothing but the row they write (literals, its
+// own columns, user and system variables, operators and built-in
+// functions of a known list: no subquery, no other table, no stored
+// function, which could read or write anything). What it writes is then
+// known from its text and the table's keys; what it read is the row
+// itself. Whether the table's keys and triggers allow that the caller
+// decides.
+func StatementWrites(currentSchema, query string) (Writes, bool) {
+	text := cleanQuery(query)
+	if body, ok := setStatementBody(text, tokenize(text)); ok {
+		text = body
+	}
+	nodes, err := parseSQL(text)
+	if err != nil || len(nodes) != 1 {
+		return Writes{}, false
+	}
+	switch n := nodes[0].(type) {
+	case *ast.InsertStmt:
+		return insertWrites(currentSchema, n)
+	case *ast.UpdateStmt:
+		if n.MultipleTable || n.Order != nil {
+			return Writes{}, false
+		}
+		w, alias, ok := singleTable(currentSchema, n.TableRefs)
+		if !ok || !readsOnly(alias, n.Where) {
+			return Writes{}, false
+		}
+		for _, a := range n.List {
+			if !sameTable(alias, a.Column) || !readsOnly(alias, a.Expr) {
+				return Writes{}, false
+			}
+			w.Set = append(w.Set, a.Column.Name.L)
+		}
+		w.Where = pinned(alias, n.Where)
+		return w, len(w.Where) > 0
+	case *ast.DeleteStmt:
+		if n.IsMultiTable || n.Order != nil {
+			return Writes{}, false
+		}
+		w, alias, ok := singleTable(currentSchema, n.TableRefs)
+		if !ok || !readsOnly(alias, n.Where) {
+			return Writes{}, false
+		}
+		w.Where = pinned(alias, n.Where)
+		return w, len(w.Where) > 0
+	}
+	return Writes{}, false
+}
+
+// insertWrites reads an INSERT or REPLACE with VALUES.
+func insertWrites(cur string, n *ast.InsertStmt) (Writes, bool) {
+	if n.Select != nil {
+		return Writes{}, false
+	}
+	w, alias, ok := singleTable(cur, n.Table)
+	if !ok || len(n.Columns) == 0 {
+		// Without a column list the values follow the table's columns,
+		// which the statement does not name.
+		return Writes{}, false
+	}
+	w.Insert = true
+	for _, list := range n.Lists {
+		if len(list) != len(n.Columns) {
+			return Writes{}, false
+		}
+		row := map[string]int64{}
+		for i, e := range list {
+			if !readsOnly(alias, e) {
+				return Writes{}, false
+			}
+			if v, ok := intLiteral(e); ok {
+				row[n.Columns[i].Name.L] = v
+			}
+		}
+		w.Rows = append(w.Rows, row)
+	}
+	for _, a := range n.OnDuplicate {
+		if !readsOnly(alias, a.Expr) {
+			return Writes{}, false
+		}
+		w.Set = append(w.Set, a.Column.Name.L)
+	}
+	return w, len(w.Rows) > 0
+}
+
+// singleTable reads a FROM-like clause that names one table, and returns
+// its name and how the statement may qualify its columns.
+func singleTable(cur string, refs *ast.TableRefsClause) (Writes, string, bool) {
+	if refs == nil || refs.TableRefs == nil || refs.TableRefs.Right != nil {
+		return Writes{}, "", false
+	}
+	src, ok := refs.TableRefs.Left.(*ast.TableSource)
+	if !ok {
+		return Writes{}, "", false
+	}
+	tn, ok := src.Source.(*ast.TableName)
+	if !ok {
+		return Writes{}, "", false
+	}
+	n := TableName{Schema: tn.Schema.O, Name: tn.Name.O}
+	if n.Schema == "" {
+		n.Schema = cur
+	}
+	alias := tn.Name.L
+	if src.AsName.L != "" {
+		alias = src.AsName.L
+	}
+	return Writes{Table: n}, alias, true
+}
+
+// sameTable reports whether a column name refers to the statement's
+// table (alias): unqualified, or qualified with it.
+func sameTable(alias string, c *ast.ColumnName) bool {
+	return c.Table.L == "" || c.Table.L == alias
+}
+
+// pinned reads the columns a WHERE clause's top-level conjunction pins
+// to integer literals (c = 5, 5 = c, c IN (1, 2)).
+func pinned(alias string, where ast.ExprNode) map[string][]int64 {
+	out := map[string][]int64{}
+	var walk func(e ast.ExprNode)
+	walk = func(e ast.ExprNode) {
+		switch e := e.(type) {
+		case *ast.ParenthesesExpr:
+			walk(e.Expr)
+		case *ast.BinaryOperationExpr:
+			switch e.Op.String() {
+			case "and":
+				walk(e.L)
+				walk(e.R)
+			case "eq":
+				col, val := e.L, e.R
+				if _, ok := col.(*ast.ColumnNameExpr); !ok {
+					col, val = val, col
+				}
+				if c, ok := col.(*ast.ColumnNameExpr); ok && sameTable(alias, c.Name) {
+					if v, ok := intLiteral(val); ok && out[c.Name.Name.L] == nil {
+						out[c.Name.Name.L] = []int64{v}
+					}
+				}
+			}
+		case *ast.PatternInExpr:
+			c, ok := e.Expr.(*ast.ColumnNameExpr)
+			if !ok || e.Not || e.Sel != nil || !sameTable(alias, c.Name) || out[c.Name.Name.L] != nil {
+				return
+			}
+			var vs []int64
+			for _, x := range e.List {
+				v, ok := intLiteral(x)
+				if !ok {
+					return
+				}
+				vs = append(vs, v)
+			}
+			out[c.Name.Name.L] = vs
+		}
+	}
+	if where != nil {
+		walk(where)
+	}
+	return out
+}
+
+// intLiteral is the value of an integer literal (or its negation).
+func intLiteral(e ast.ExprNode) (int64, bool) {
+	neg := false
+	if u, ok := e.(*ast.UnaryOperationExpr); ok && u.Op.String() == "minus" {
+		neg, e = true, u.V
+	}
+	v, ok := e.(ast.ValueExpr)
+	if !ok {
+		return 0, false
+	}
+	var n int64
+	switch x := v.GetValue().(type) {
+	case int64:
+		n = x
+	case uint64:
+		if x > 1<<63-1 {
+			return 0, false
+		}
+		n = int64(x)
+	default:
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// readsOnly reports whether expression e reads nothing but the row of
+// the statement's table (alias) and the session: see StatementWrites.
+func readsOnly(alias string, e ast.ExprNode) bool {
+	if e == nil {
+		return true
+	}
+	v := &rowReader{alias: alias}
+	e.Accept(v)
+	return !v.other
+}
+
+// rowReader walks an expression and notes anything that may read beyond
+// the row.
+type rowReader struct {
+	alias string
+	other bool
+}
+
+func (v *rowReader) Enter(n ast.Node) (ast.Node, bool) {
+	switch n := n.(type) {
+	case ast.ValueExpr, *ast.BinaryOperationExpr, *ast.UnaryOperationExpr, *ast.ParenthesesExpr,
+		*ast.IsNullExpr, *ast.IsTruthExpr, *ast.PatternLikeOrIlikeExpr, *ast.BetweenExpr, *ast.CaseExpr,
+		*ast.WhenClause, *ast.FuncCastExpr, *ast.VariableExpr, *ast.DefaultExpr, *ast.TimeUnitExpr,
+		*ast.TrimDirectionExpr, *ast.ColumnName, *ast.PatternRegexpExpr:
+	case *ast.PatternInExpr:
+		v.other = v.other || n.Sel != nil
+	case *ast.ColumnNameExpr:
+		v.other = v.other || !sameTable(v.alias, n.Name)
+	case *ast.ValuesExpr:
+		// VALUES(c) of ON DUPLICATE KEY UPDATE: the row being inserted.
+	case *ast.FuncCallExpr:
+		v.other = v.other || n.Schema.L != "" || !builtins[n.FnName.L]
+	default:
+		v.other = true // a subquery, an aggregate, anything not listed
+	}
+	return n, v.other
+}
+
+func (v *rowReader) Leave(n ast.Node) (ast.Node, bool) { return n, !v.other }
+
+// builtins are the built-in functions an expression may call and still
+// read only its row and its session (the clock, RAND, UUID come from the
+// session's context).
+var builtins = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range strings.Fields(`abs ceil ceiling floor round truncate mod greatest least coalesce ifnull if nullif isnull
+		concat concat_ws upper lower ucase lcase substring substr left right length char_length character_length trim ltrim rtrim
+		replace repeat lpad rpad reverse locate instr position field elt format hex unhex conv md5 sha1 sha sha2 crc32
+		now current_timestamp localtime localtimestamp curdate current_date curtime current_time sysdate utc_timestamp utc_date
+		unix_timestamp from_unixtime date_add date_sub adddate subdate addtime subtime datediff timestampdiff timestampadd
+		date time year month day dayofmonth hour minute second microsecond week weekday dayofweek dayofyear quarter
+		date_format str_to_date makedate maketime last_day to_days from_days sec_to_time time_to_sec
+		uuid uuid_short rand last_insert_id connection_id row_count found_rows database schema user current_user
+		json_set json_insert json_replace json_remove json_object json_array json_extract json_unquote json_quote
+		json_array_append json_merge_patch json_merge_preserve json_valid json_contains json_length
+		inet_aton inet_ntoa inet6_aton inet6_ntoa bin oct ascii char ord space strcmp`) {
+		m[f] = true
+	}
+	return m
+}()
