@@ -51,6 +51,7 @@ func run() int {
 	timeout := flag.Duration("run-timeout", def.RunTimeout, "a run taking longer is recorded as failed")
 	verify := flag.String("verify", def.Verify, "runs checked with paraply verify: first, all or none")
 	bufferPool := flag.Int("buffer-pool-mb", def.BufferPoolMB, "innodb_buffer_pool_size of every server, MiB (at most 256)")
+	binlogFormat := flag.String("binlog-format", "", "the source's binlog_format: ROW (default), MIXED or STATEMENT")
 	noWarm := flag.Bool("no-warm", false, "do not read the tables into the buffer pool after each restore")
 	profile := flag.Bool("profile", false, "keep a CPU profile of every paraply run, and its heap at the peak, in the output directory (cpu-*.pprof, heap-*.pprof; go tool pprof reads them)")
 	baseDir := flag.String("base-dir", "", "directory for the servers and snapshots (default $TMPDIR)")
@@ -117,6 +118,7 @@ func run() int {
 		cfg.TableSize = *tableSize
 	}
 	cfg.Paraply, cfg.RunTimeout, cfg.Verify, cfg.BufferPoolMB = *paraply, *timeout, *verify, *bufferPool
+	cfg.BinlogFormat = strings.ToUpper(*binlogFormat)
 	cfg.Warm, cfg.BaseDir, cfg.Profile = !*noWarm, *baseDir, *profile
 	cfg.ParaplyB, cfg.Rounds, cfg.RepeatUnder = *paraplyB, *rounds, *repeatUnder
 	cfg.OutDir = *out

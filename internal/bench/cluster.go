@@ -43,18 +43,22 @@ const (
 // removed.
 func startCluster(ctx context.Context, cfg Config, durable bool, work string) (*cluster, error) {
 	c := &cluster{cfg: cfg, durable: durable, work: work}
-	start := func(name string, id uint32) (*sandbox.Server, error) {
+	start := func(name string, id uint32, extra ...string) (*sandbox.Server, error) {
 		return sandbox.Start(ctx, sandbox.Options{
 			Name: name, ServerID: id, Binlog: true, Durable: durable,
 			BufferPoolMB: cfg.BufferPoolMB, BaseDir: cfg.BaseDir,
 			// What --preserve-gtids needs; paraply's checkpoint rows stay
 			// out of the target's binlog in every run, as the native
 			// replica's gtid_slave_pos stays out of the replica's.
-			ExtraArgs: []string{"--binlog-ignore-db=paraply"},
+			ExtraArgs: append([]string{"--binlog-ignore-db=paraply"}, extra...),
 		})
 	}
+	var sourceArgs []string
+	if cfg.BinlogFormat != "" {
+		sourceArgs = append(sourceArgs, "--binlog-format="+cfg.BinlogFormat)
+	}
 	var err error
-	if c.source, err = start("bench-source", sourceID); err == nil {
+	if c.source, err = start("bench-source", sourceID, sourceArgs...); err == nil {
 		if c.replica, err = start("bench-replica", replicaID); err == nil {
 			c.target, err = start("bench-target", targetID)
 		}

@@ -52,6 +52,9 @@ type Config struct {
 	Durable []bool
 	// BufferPoolMB is innodb_buffer_pool_size of all three servers.
 	BufferPoolMB int
+	// BinlogFormat is the source's binlog_format: "" for ROW (the
+	// sandbox's), MIXED (MariaDB's default) or STATEMENT.
+	BinlogFormat string
 	// RunTimeout bounds one measured run (and one backlog build); a run
 	// that exceeds it is recorded as failed.
 	RunTimeout time.Duration

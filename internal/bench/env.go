@@ -61,6 +61,7 @@ type Header struct {
 	Configs      []string `json:"configs"`
 	Durability   []string `json:"durability"`
 	BufferPoolMB int      `json:"buffer_pool_mb"`
+	BinlogFormat string   `json:"binlog_format,omitempty"` // the source's; "" is ROW
 	RunTimeout   string   `json:"run_timeout"`
 	Verify       string   `json:"verify"`
 	Warm         bool     `json:"warm"`
@@ -77,7 +78,7 @@ func newHeader(ctx context.Context, cfg Config) Header {
 		Kernel:    strings.TrimSpace(readFile("/proc/sys/kernel/osrelease")),
 		LoadStart: loadAverage(),
 		Tables:    cfg.Tables, TableSize: cfg.TableSize, Events: cfg.Events, Clients: cfg.Clients,
-		BufferPoolMB: cfg.BufferPoolMB, RunTimeout: cfg.RunTimeout.String(), Verify: cfg.Verify, Warm: cfg.Warm,
+		BufferPoolMB: cfg.BufferPoolMB, BinlogFormat: cfg.BinlogFormat, RunTimeout: cfg.RunTimeout.String(), Verify: cfg.Verify, Warm: cfg.Warm,
 	}
 	if h.MariaDB == "" {
 		h.MariaDB = firstLine(output(ctx, "/usr/sbin/mariadbd", "--version"))

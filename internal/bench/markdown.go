@@ -56,9 +56,13 @@ func (res *Results) writeHeader(sb *strings.Builder) {
 		loads(h.LoadStart), loads(h.LoadEnd), h.LoadRunMin, h.LoadRunMax)
 	fmt.Fprintf(sb, "- Data: sysbench prepare, %d tables x %d rows, once; every backlog is K = %d sysbench events (`run --events=%d --time=0 --rand-seed=42`) from T = %s source clients, built from that same state.\n",
 		h.Tables, h.TableSize, h.Events, h.Events, joinInts(h.Clients))
-	fmt.Fprintf(sb, "- Servers: three MariaDB sandboxes with identical options per durability (%s): log-bin, binlog_format=ROW, binlog_row_image=FULL, log_slave_updates, gtid_strict_mode, innodb_buffer_pool_size=%dM; "+
+	format := "binlog_format=ROW"
+	if h.BinlogFormat != "" && h.BinlogFormat != "ROW" {
+		format = "binlog_format=ROW but the source's " + h.BinlogFormat
+	}
+	fmt.Fprintf(sb, "- Servers: three MariaDB sandboxes with identical options per durability (%s): log-bin, %s, binlog_row_image=FULL, log_slave_updates, gtid_strict_mode, innodb_buffer_pool_size=%dM; "+
 		"durable = innodb_flush_log_at_trx_commit=1 + sync_binlog=1, nondurable = 2 + 0 (no doublewrite). Everything else is MariaDB's default.\n",
-		strings.Join(h.Durability, ", "), h.BufferPoolMB)
+		strings.Join(h.Durability, ", "), format, h.BufferPoolMB)
 	fmt.Fprintf(sb, "- Runs: %s; each from a snapshot of the replica or target taken after the initial load%s; timeout %s; `paraply verify` on %s.\n",
 		strings.Join(h.Configs, ", "), warmNote(h.Warm), h.RunTimeout, verifyNote(h.Verify))
 	if h.Rounds > 1 {
