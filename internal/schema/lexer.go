@@ -43,7 +43,15 @@ type splitter struct {
 }
 
 func newSplitter(r io.Reader, split bool) *splitter {
-	return &splitter{r: bufio.NewReaderSize(r, 64<<10), line: 1, delim: ";", split: split}
+	return newSplitterSize(r, split, 64<<10)
+}
+
+// newSplitterSize is newSplitter with a read buffer of size bytes: one
+// query's length is enough for one query (a buffer of 64 KiB for each
+// statement of a statement-format binlog was most of what reading it
+// cost).
+func newSplitterSize(r io.Reader, split bool, size int) *splitter {
+	return &splitter{r: bufio.NewReaderSize(r, size), line: 1, delim: ";", split: split}
 }
 
 // cleanQuery returns one query with comments removed and versioned comments
@@ -57,7 +65,7 @@ func cleanQuery(q string) string {
 // comes from in q: the byte at offset i of the text is q[at[i]], so that
 // a token found in the text can be replaced in q itself.
 func cleanQueryMapped(q string) (text string, at []int) {
-	s := newSplitter(strings.NewReader(q), false)
+	s := newSplitterSize(strings.NewReader(q), false, max(len(q), 16))
 	s.track = true
 	st, err := s.next()
 	if err != nil {
