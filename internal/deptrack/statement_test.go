@@ -49,13 +49,13 @@ CREATE TRIGGER tr_ai AFTER INSERT ON tr FOR EACH ROW SET @x = 1;
 		t.Errorf("composite key: barrier %v, keys %v, want %v", ws.Barrier, ws.Keys, composite.Keys)
 	}
 	for _, q := range []string{
-		"UPDATE s SET k = 1 WHERE k = 5",             // not by its key
-		"UPDATE s SET id = 7 WHERE id = 5",           // moves the key
-		"INSERT INTO s (k) VALUES (1)",               // AUTO_INCREMENT or default key
-		"UPDATE uq SET u = 1 WHERE id = 1",           // another unique key
-		"INSERT INTO us (id) VALUES (1)",             // UNSIGNED key
-		"INSERT INTO tr (id) VALUES (1)",             // triggers
-		"INSERT INTO s SELECT * FROM s2",             // reads another table
+		"UPDATE s SET k = 1 WHERE k = 5",   // not by its key
+		"UPDATE s SET id = 7 WHERE id = 5", // moves the key
+		"INSERT INTO s (k) VALUES (1)",     // AUTO_INCREMENT or default key
+		"UPDATE uq SET u = 1 WHERE id = 1", // another unique key
+		"INSERT INTO us (id) VALUES (1)",   // UNSIGNED key
+		"INSERT INTO tr (id) VALUES (1)",   // triggers
+		"INSERT INTO s SELECT * FROM s2",   // reads another table
 		"UPDATE s SET k = 1 WHERE id = 1 AND k = (SELECT 1)",
 	} {
 		if ws := stmt(q); ws.Barrier != CauseStatement || len(ws.Keys) != 0 {
