@@ -26,7 +26,8 @@ import (
 // fuller batches: cheaper for the same speed); one above only if clearly
 // better. Only samples with a backlog count: when the coordinator waits
 // for the source, throughput says how fast the source writes, not what
-// the limit does, and nothing changes.
+// the limit does, and nothing changes (see keepUpWait for what counts as
+// waiting).
 type concurrency struct {
 	ladder []int // the limits tried, ascending
 	at     int   // index in ladder of the limit in force
@@ -43,6 +44,9 @@ type concurrency struct {
 	// warm is set once the first sample, which the pipeline's start
 	// (connecting, filling the relay log) slows, has been dropped.
 	warm bool
+	// backlog counts the samples in a row that had a backlog (see
+	// keepUpWait); a probe starts only after backlogSamples of them.
+	backlog int
 	// the interval being measured
 	since     time.Time
 	committed int64
@@ -64,6 +68,28 @@ const (
 	// (about 4 s at the shortest interval): how long a change of load
 	// may wait to be noticed.
 	maxQuiet = 16
+	// keepUpWait: a sample in which the coordinator waited for the source
+	// more than 1/keepUpWait of the time had no backlog. Waiting for the
+	// source means a worker was free and every transaction admitted was
+	// handed out: the queue ran dry, so what the sample measured was, at
+	// least for a while, how fast the source writes. With a backlog there
+	// is no such wait: sysbench write_only, durable target, a 25 s backlog
+	// applied at 1,500-6,300 tps, 0.0% of every second. Keeping up it is
+	// a few percent at least, not a quarter, as it once had to be:
+	// at 300 and 700 tps, 2.6-84% of each second (at 700 tps mostly
+	// 5-25%: with batching and commit order the allowed workers are
+	// busy most of the time, committing or waiting for their turn, and
+	// a ready transaction often waits for one of them). Judged by a
+	// quarter, such a replica probed all the time (1 to 4 workers in 30
+	// s, while 5-50 ms behind), which the README says it does not do.
+	keepUpWait = 100
+	// backlogSamples is how many samples in a row (a second at the
+	// shortest interval) must have a backlog before a probe starts: a
+	// replica keeping up has moments when its queue does not run dry for
+	// a few hundred milliseconds (a slow commit on the target). With two
+	// samples, such a replica at 700 tps still probed once in 40 s; a
+	// second is also when status calls a replica behind.
+	backlogSamples = 4
 )
 
 // newConcurrency starts at start workers (rounded to the ladder) within
@@ -115,8 +141,14 @@ func (c *concurrency) observe(now time.Time, committed int64, sourceWait time.Du
 	}
 	before := c.limit()
 	tps := float64(n) / span.Seconds()
+	keepingUp := waited > span/keepUpWait
+	if keepingUp {
+		c.backlog = 0
+	} else {
+		c.backlog++
+	}
 	switch {
-	case waited > span/4:
+	case keepingUp:
 		// Keeping up: the sample measures the source. Whatever was being
 		// probed is dropped.
 		c.probe, c.done = -1, false
@@ -124,6 +156,9 @@ func (c *concurrency) observe(now time.Time, committed int64, sourceWait time.Du
 	case c.probe < 0:
 		c.before = tps
 		c.reason = fmt.Sprintf("%.0f tps at %d", tps, c.ladder[c.at])
+		if c.backlog < backlogSamples {
+			break
+		}
 		if c.rest > 0 {
 			c.rest--
 			break
