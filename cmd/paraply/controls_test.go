@@ -84,7 +84,7 @@ func TestReplicaControls(t *testing.T) {
 		if code == 0 || !strings.Contains(out, poison) {
 			t.Fatalf("replicate over a duplicate key: exit %d, want an error naming %s\n%s", code, poison, out)
 		}
-		code, out = runParaply(t, nil, "skip", "--target", p.tgt.URL(), "--log-level", "warn", "--http", "", poison, gtids[0])
+		code, out = runParaply(t, nil, "skip", "--target", p.tgt.URL(), "--log-level", "warn", poison, gtids[0])
 		if code != 0 || !strings.Contains(out, "recorded as applied without applying it") || !strings.Contains(out, "gtid="+poison) ||
 			!strings.Contains(out, "already has it") {
 			t.Fatalf("skip %s %s: exit %d\n%s", poison, gtids[0], code, out)

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -18,6 +16,7 @@ func statusCmd() *cobra.Command {
 		watch    bool
 		asJSON   bool
 		interval time.Duration
+		snapshot int64
 	)
 	cmd := &cobra.Command{
 		Use:   "status [--http 127.0.0.1:PORT] [--watch]",
@@ -28,12 +27,18 @@ assigned, waits on dependencies, with all workers busy, on a full window and
 on commit order, and idle time waiting for the source), per-worker progress,
 the hottest tables, and a diagnosis in words: that it keeps up, or why it
 lags and what to change. The lag line says how the lag is dated
-(receive-time, or heartbeat with replicate --heartbeat-table).`,
+(receive-time, or heartbeat with replicate --heartbeat-table), and with
+--delay how much of the lag the delay is.
+
+Every figure is of one snapshot of replicate's state, numbered, over the
+window --interval (10 s) that ends at it: the status page, /status.json
+and /metrics (paraply_status_snapshot) of the same snapshot show the same
+figures. --snapshot N prints snapshot N again (kept 10 minutes).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			client := &http.Client{Timeout: 5 * time.Second}
 			for {
-				rep, raw, err := fetchStatus(client, addr, interval)
+				rep, raw, err := status.Fetch(client, addr, interval, snapshot)
 				if err != nil {
 					return err
 				}
@@ -57,26 +62,7 @@ lags and what to change. The lag line says how the lag is dated
 	f.StringVar(&addr, "http", "127.0.0.1:9104", "address of the running replicate's --http endpoint")
 	f.BoolVar(&watch, "watch", false, "refresh every second")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	f.DurationVar(&interval, "interval", 10*time.Second, "window of the coordinator statistics")
+	f.DurationVar(&interval, "interval", status.DefaultWindow, "window of the rates, shares and coordinator statistics")
+	f.Int64Var(&snapshot, "snapshot", 0, "print this snapshot (its number is in the output, the page and paraply_status_snapshot) instead of the newest")
 	return cmd
-}
-
-func fetchStatus(client *http.Client, addr string, interval time.Duration) (status.Report, []byte, error) {
-	var rep status.Report
-	resp, err := client.Get("http://" + addr + "/status.json?interval=" + interval.String())
-	if err != nil {
-		return rep, nil, fmt.Errorf("no paraply replicate answers on %s (start it with --http %s): %w", addr, addr, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return rep, nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return rep, nil, fmt.Errorf("%s: %s: %s", addr, resp.Status, raw)
-	}
-	if err := json.Unmarshal(raw, &rep); err != nil {
-		return rep, nil, fmt.Errorf("%s: %w", addr, err)
-	}
-	return rep, raw, nil
 }

@@ -1,6 +1,11 @@
 // Package lag measures how far a replica is behind its source: the time
 // since the source committed the oldest transaction the target does not
-// have yet (0 when it has everything received). It is true to a few
+// have yet (0 when it has everything received). With --delay that
+// includes the delay, which holds each transaction until its source
+// commit time plus the delay: the target is that far behind on purpose.
+// Status reports the part beyond it apart (replicate.Status.LagBeyondDelay,
+// paraply_lag_beyond_delay_seconds), and only that part counts as lagging.
+// It is true to a few
 // milliseconds while paraply receives the stream live, whatever the
 // source's timestamps' resolution, by one of two methods.
 //

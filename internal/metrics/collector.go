@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -9,14 +10,56 @@ import (
 	"github.com/paraply/paraply/internal/replicate"
 )
 
-// StatusSource is what the collector reads at scrape time.
+// StatusSource is a running pipeline, read by status's sampler.
 type StatusSource interface {
 	Status() replicate.Status
 }
 
-// Collector turns a pipeline's status into Prometheus metrics.
+// Snapshot is what /metrics serves at a scrape: a sample the status server
+// takes for it, numbered, and the figures status computed from it over
+// its window. /status.json?snapshot=N, the status page (/?snapshot=N) and
+// `paraply status --snapshot N` show the same numbers for it:
+// paraply_status_snapshot says which N.
+type Snapshot struct {
+	// ID numbers the status server's samples; Time is when it was taken.
+	ID   int64
+	Time time.Time
+	// Status and Workers are the pipeline's state and the pool's counters
+	// at Time.
+	Status  replicate.Status
+	Workers []WorkerStats
+	// CapacitySeconds is the worker time the limit allowed since the
+	// status server started: the workers allowed at once (Status.AtOnce)
+	// integrated over time. The workers' time shares are of it.
+	CapacitySeconds float64
+	// Window holds the figures over the last window.
+	Window Window
+}
+
+// Window is what status computed over the last window (10 s unless asked
+// otherwise): the one definition of these figures, which /metrics only
+// serves.
+type Window struct {
+	// Seconds is the span the figures cover (from the newest sample at
+	// least the window before Time).
+	Seconds float64
+	// AppliedPerSecond is source transactions committed on the target per
+	// second.
+	AppliedPerSecond float64
+	// Shares of the workers' time (of CapacitySeconds over the window):
+	// executing, waiting for their commit turn, in COMMIT, and idle (the
+	// rest).
+	Exec, Turn, Commit, Idle float64
+}
+
+// SnapshotSource is what the collector reads at scrape time.
+type SnapshotSource interface {
+	Snapshot() Snapshot
+}
+
+// Collector turns a status snapshot into Prometheus metrics.
 type Collector struct {
-	src     StatusSource
+	src     SnapshotSource
 	workers *Workers
 	descs   map[string]*prometheus.Desc
 }
@@ -48,7 +91,15 @@ var Metrics = []metric{
 	{"paraply_target_transactions_total", "Target transactions (batches) committed.", nil},
 	{"paraply_coordinator_waits_total", "Times the coordinator could not hand out work, by reason: dependency, barrier (a dependency wait a DDL or keyless table explains), workers_busy, queue_full, commit_order (workers' turn waits), source (everything handed out: waiting for the source, not a problem).", []string{"reason"}},
 	{"paraply_coordinator_wait_seconds_total", "Time the coordinator could not hand out work, by reason (see paraply_coordinator_waits_total).", []string{"reason"}},
-	{"paraply_lag_seconds", "Seconds since the source committed the oldest transaction not yet applied, dated as paraply_lag_method says.", nil},
+	{"paraply_status_snapshot", "Number of the status snapshot these values are from (each scrape takes one): /status.json?snapshot=N, the status page (/?snapshot=N) and paraply status --snapshot N show the same values for it.", nil},
+	{"paraply_status_snapshot_timestamp_seconds", "When that snapshot was taken (Unix time).", nil},
+	{"paraply_status_window_seconds", "Seconds that paraply_status_applied_per_second and paraply_status_worker_time_share cover: the status page's and paraply status's window (10 s).", nil},
+	{"paraply_status_applied_per_second", "Source transactions committed on the target per second over the last paraply_status_window_seconds; as rate(paraply_applied_transactions_total[10s]).", nil},
+	{"paraply_status_worker_time_share", "Share of the workers' time over the last paraply_status_window_seconds, by state: exec, turn (waiting for the commit turn), commit, idle (the rest); of the time of the workers allowed (paraply_worker_capacity_seconds_total). As increase(paraply_worker_seconds_total{state=...}[10s]) / increase(paraply_worker_capacity_seconds_total[10s]).", []string{"state"}},
+	{"paraply_worker_seconds_total", "Workers' time, summed over workers, by state: exec (executing statements), turn (waiting for the commit turn), commit (in COMMIT). Counted when each target transaction commits.", []string{"state"}},
+	{"paraply_worker_capacity_seconds_total", "Worker time the limit allowed: paraply_workers_limit integrated over time (sampled every second and at each scrape), since the status server started. The denominator of the workers' time shares.", nil},
+	{"paraply_lag_seconds", "Seconds since the source committed the oldest transaction not yet applied, dated as paraply_lag_method says; with --delay it includes the delay (see paraply_lag_beyond_delay_seconds).", nil},
+	{"paraply_lag_beyond_delay_seconds", "The lag less the configured --delay, at least 0: how far behind the target is beyond the delay asked for (paraply_lag_seconds without --delay).", nil},
 	{"paraply_lag_method", "1 for the method that dates paraply_lag_seconds: receive-time (arrival, or the source's second through its clock offset) or heartbeat (--heartbeat-table).", []string{"method"}},
 	{"paraply_source_clock_offset_seconds", "paraply's clock minus the source's, as measured from the source's NOW(6).", nil},
 	{"paraply_delay_seconds", "The configured --delay: transactions are applied no earlier than their source commit time plus this.", nil},
@@ -61,7 +112,7 @@ var Metrics = []metric{
 	{"paraply_workers", "Configured workers (the pool's size).", nil},
 	{"paraply_workers_limit", "Workers that may have work at once: the pool's size, or with --workers auto the count found to apply fastest.", nil},
 	{"paraply_worker_applied_transactions_total", "Source transactions applied, per worker.", []string{"worker"}},
-	{"paraply_worker_busy_seconds_total", "Time executing statements and committing, per worker.", []string{"worker"}},
+	{"paraply_worker_busy_seconds_total", "Time with a target transaction in hand (executing, waiting for the commit turn, committing), per worker.", []string{"worker"}},
 	{"paraply_worker_commit_seconds_total", "Time in COMMIT, per worker.", []string{"worker"}},
 	{"paraply_worker_retries_total", "Retried attempts (deadlocks, lock waits, lost connections), per worker.", []string{"worker"}},
 	{"paraply_large_transaction_bytes", "Size of the large transaction a worker applies piece by piece (absent when none).", []string{"worker", "gtid"}},
@@ -70,8 +121,9 @@ var Metrics = []metric{
 	{"paraply_large_transaction_applied_rows", "Row changes of it applied so far (counted on the SQL path).", []string{"worker", "gtid"}},
 }
 
-// NewCollector reads src (and the workers' counters) at each scrape.
-func NewCollector(src StatusSource, workers *Workers) *Collector {
+// NewCollector reads src's snapshot at each scrape; workers holds the
+// batch size histogram, observed as batches commit.
+func NewCollector(src SnapshotSource, workers *Workers) *Collector {
 	c := &Collector{src: src, workers: workers, descs: map[string]*prometheus.Desc{}}
 	for _, m := range Metrics {
 		c.descs[m.name] = prometheus.NewDesc(m.name, m.help, m.labels, nil)
@@ -89,7 +141,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	st := c.src.Status()
+	snap := c.src.Snapshot()
+	st := snap.Status
 	g := func(name string, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.GaugeValue, v, labels...)
 	}
@@ -104,6 +157,19 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	now := st.Now
 	g("paraply_up", 1)
+	g("paraply_status_snapshot", float64(snap.ID))
+	if !snap.Time.IsZero() {
+		g("paraply_status_snapshot_timestamp_seconds", float64(snap.Time.UnixMicro())/1e6)
+	}
+	w := snap.Window
+	g("paraply_status_window_seconds", w.Seconds)
+	g("paraply_status_applied_per_second", w.AppliedPerSecond)
+	for _, sh := range []struct {
+		state string
+		v     float64
+	}{{"exec", w.Exec}, {"turn", w.Turn}, {"commit", w.Commit}, {"idle", w.Idle}} {
+		g("paraply_status_worker_time_share", sh.v, sh.state)
+	}
 	g("paraply_source_connected", b(st.Receiver.Connected))
 	n("paraply_source_reconnects_total", float64(st.Receiver.Reconnects))
 	if !st.Receiver.LastEvent.IsZero() {
@@ -123,12 +189,18 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	n("paraply_skipped_transactions_total", float64(s.Skipped))
 	n("paraply_target_transactions_total", float64(s.Works))
 	var turnCount int64
-	var turn float64
-	workers := c.workers.Snapshot()
+	var exec, turn, commit float64
+	workers := snap.Workers
 	for _, w := range workers {
+		exec += w.ExecSeconds
 		turn += w.TurnSeconds
+		commit += w.CommitSeconds
 		turnCount += w.TurnWaits
 	}
+	n("paraply_worker_seconds_total", exec, "exec")
+	n("paraply_worker_seconds_total", turn, "turn")
+	n("paraply_worker_seconds_total", commit, "commit")
+	n("paraply_worker_capacity_seconds_total", snap.CapacitySeconds)
 	for _, r := range []struct {
 		reason string
 		count  int64
@@ -145,6 +217,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		n("paraply_coordinator_wait_seconds_total", r.secs, r.reason)
 	}
 	g("paraply_lag_seconds", st.Lag.Seconds())
+	g("paraply_lag_beyond_delay_seconds", st.LagBeyondDelay().Seconds())
 	g("paraply_delay_seconds", st.Delay.Seconds())
 	if st.LagMethod != "" {
 		g("paraply_lag_method", 1, st.LagMethod)
@@ -171,7 +244,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, w := range workers {
 		id := strconv.Itoa(w.Worker)
 		n("paraply_worker_applied_transactions_total", float64(w.Transactions), id)
-		n("paraply_worker_busy_seconds_total", w.ExecSeconds+w.CommitSeconds, id)
+		n("paraply_worker_busy_seconds_total", w.ExecSeconds+w.TurnSeconds+w.CommitSeconds, id)
 		n("paraply_worker_commit_seconds_total", w.CommitSeconds, id)
 		n("paraply_worker_retries_total", float64(w.Retries), id)
 		if l := w.Large; l != nil {

@@ -240,7 +240,7 @@ func exportedMetrics(t *testing.T) (names, histograms map[string]bool) {
 		names[m.name] = true
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(NewCollector(zeroStatus{}, NewWorkers(2)))
+	reg.MustRegister(NewCollector(zeroSnapshot{}, NewWorkers(2)))
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +254,7 @@ func exportedMetrics(t *testing.T) (names, histograms map[string]bool) {
 	return names, histograms
 }
 
-// zeroStatus is a pipeline that has not started.
-type zeroStatus struct{}
+// zeroSnapshot is a pipeline that has not started.
+type zeroSnapshot struct{}
 
-func (zeroStatus) Status() replicate.Status { return replicate.Status{} }
+func (zeroSnapshot) Snapshot() Snapshot { return Snapshot{Status: replicate.Status{}} }

@@ -23,6 +23,11 @@ type WorkerStats struct {
 	ExecSeconds   float64 `json:"exec_seconds"`   // executing statements
 	TurnSeconds   float64 `json:"turn_seconds"`   // waiting for the commit turn
 	CommitSeconds float64 `json:"commit_seconds"` // in COMMIT
+	// LastApplied is when the worker last committed, zero before: under
+	// --workers auto the workers that apply are the ones used last (the
+	// coordinator hands work to the worker that committed last), which
+	// is how status tells the workers the limit allows from the rest.
+	LastApplied time.Time `json:"last_applied,omitzero"`
 	// Large is the large transaction the worker applies now, if any.
 	Large *applier.LargeProgress `json:"large_transaction,omitempty"`
 }
@@ -72,6 +77,7 @@ func (w *Workers) Applied(worker int, wk *applier.Work, t applier.Timing) {
 		s.TurnWaits++
 	}
 	s.CommitSeconds += t.Commit.Seconds()
+	s.LastApplied = time.Now()
 	s.Large = nil
 }
 

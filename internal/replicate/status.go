@@ -33,7 +33,10 @@ type Status struct {
 	CheckpointSaved time.Time
 	// Lag is how long ago the source committed the oldest transaction not
 	// yet applied (0 when nothing is waiting), dated by LagMethod (see
-	// package lag): "receive-time" or "heartbeat".
+	// package lag): "receive-time" or "heartbeat". It is how far the
+	// target is behind the source, so with --delay it includes the delay
+	// (a transaction waits at least Delay): LagBeyondDelay is the part
+	// that is not asked for.
 	Lag       time.Duration
 	LagMethod string
 	// ClockOffset is paraply's clock minus the source's, nil until
@@ -62,6 +65,15 @@ func (s Status) AtOnce() int {
 		return s.Scheduler.Limit
 	}
 	return s.Workers
+}
+
+// LagBeyondDelay is the lag less --delay, at least 0: how far behind the
+// target is beyond what the delay asks for (the lag itself without
+// --delay). A transaction is held until its source second plus the delay
+// (MariaDB dates events in whole seconds), so a delayed replica keeping up
+// lags the delay less up to a second, and this is 0.
+func (s Status) LagBeyondDelay() time.Duration {
+	return max(0, s.Lag-s.Delay)
 }
 
 // Status returns a snapshot; it is safe to call while Run runs.

@@ -65,14 +65,14 @@ func Diagnose(st replicate.Status, iv Interval, hot []Count) []Finding {
 		// backlog is what the delay holds back.
 		behind = iv.LagEnd-delay >= behindSeconds || relayFull
 		add("info", "delay", fmt.Sprintf("Applying transactions %s after the source committed them, on purpose (--delay)", st.Delay),
-			"The lag includes the delay; it is a problem only beyond it.")
+			delayAdvice(iv.LagEnd, delay))
 	}
 	switch {
 	case behind:
 		out = append(out, lagCauses(st, iv, hot)...)
 	case connected && iv.SourceRate > 0:
-		add("ok", "keeping_up", fmt.Sprintf("Keeping up: the source writes %s/s, paraply applies them within %s%s; workers %.0f%% idle",
-			rate(iv.SourceRate), within(max(0, max(iv.LagMax, iv.LagEnd)-delay)), afterDelay, 100*iv.IdleShare),
+		add("ok", "keeping_up", fmt.Sprintf("Keeping up over the last %s: the source writes %s/s, paraply applies them within %s%s; workers %s idle",
+			windowText(iv), rate(iv.SourceRate), within(max(0, max(iv.LagMax, iv.LagEnd)-delay)), afterDelay, pct(iv.IdleShare)),
 			"Nothing to change.")
 	case connected:
 		add("ok", "source_idle", "The source is idle and the target has everything", "Nothing to do.")
@@ -92,6 +92,20 @@ func Diagnose(st replicate.Status, iv Interval, hot []Count) []Finding {
 		out = append(out, lagging(iv))
 	}
 	return out
+}
+
+// delayAdvice says how much of the lag the delay is: the lag is how far
+// the target is behind the source, the delay the part of it asked for,
+// and only what is beyond it is a problem.
+func delayAdvice(lag, delay float64) string {
+	d := lagText(delay)
+	switch {
+	case lag == 0:
+		return "The lag is 0 ms: the target has everything received, and nothing waits for the delay now. Lag up to " + d + " is the delay; only lag beyond it is a problem."
+	case lag <= delay:
+		return fmt.Sprintf("The lag, %s, is all within the %s delay (beyond it: 0 ms): the oldest transaction not applied is held until %s after its commit. Only lag beyond the delay is a problem.", lagText(lag), d, d)
+	}
+	return fmt.Sprintf("The lag, %s, is %s of delay and %s beyond it; only the part beyond the delay is a problem.", lagText(lag), d, lagText(lag-delay))
 }
 
 // lagCauses are the findings that explain why a replica is behind, from the
@@ -157,9 +171,9 @@ func lagging(iv Interval) Finding {
 		advice = "The coordinator spent " + strings.Join(spent, ", ") + "."
 	}
 	if iv.LagEnd > iv.LagStart+0.25*iv.Seconds {
-		return Finding{"warn", "lagging", fmt.Sprintf("The lag grows (%s to %s) with no single cause standing out", duration(iv.LagStart), duration(iv.LagEnd)), advice}
+		return Finding{"warn", "lagging", fmt.Sprintf("The lag grows (%s to %s) with no single cause standing out", lagText(iv.LagStart), lagText(iv.LagEnd)), advice}
 	}
-	return Finding{"info", "lagging", fmt.Sprintf("%s behind, not growing, with no single cause standing out", duration(iv.LagEnd)), advice}
+	return Finding{"info", "lagging", fmt.Sprintf("%s behind, not growing, with no single cause standing out", lagText(iv.LagEnd)), advice}
 }
 
 func hasWarning(fs []Finding) bool {
@@ -237,12 +251,4 @@ func within(s float64) string {
 		return fmt.Sprintf("%.0f ms", max(1, math.Ceil(1000*s)))
 	}
 	return fmt.Sprintf("%.1f s", math.Ceil(10*s)/10)
-}
-
-// duration prints seconds: milliseconds below one second.
-func duration(s float64) string {
-	if s < 1 {
-		return fmt.Sprintf("%.0f ms", 1000*s)
-	}
-	return fmt.Sprintf("%.1f s", s)
 }

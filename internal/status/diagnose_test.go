@@ -155,7 +155,7 @@ func startInstance(t *testing.T, src, tgt *sandbox.Server, start string, adjust 
 	}
 	cfg.StartGTID, cfg.RelayDir, cfg.Heartbeat = start, filepath.Join(t.TempDir(), "relay"), 200*time.Millisecond
 	adjust(&cfg)
-	workers := metrics.NewWorkers(cfg.Workers)
+	workers := metrics.NewWorkers(cfg.Pool())
 	cfg.Observer = workers
 	in := &instance{t: t, rep: replicate.New(cfg)}
 	in.srv = NewServer(in.rep, workers)

@@ -98,7 +98,7 @@ func TestPageInBrowser(t *testing.T) {
 	pageWaitFor(t, ctx, 20*time.Second, "5 samples of history and a diagnosis", func() bool {
 		return len(srv.History()) >= 5 && len(srv.Report(10*time.Second).Diagnosis) > 0
 	})
-	shot := pageArtifact(t)
+	shot := pageArtifact(t, "status-page.png")
 	out, err := runChromium(ctx, chrome, "--dump-dom", "--screenshot="+shot, "--window-size=1280,1000", "--hide-scrollbars", base)
 	if err != nil {
 		t.Fatalf("chromium: %v\n%s", err, out)
@@ -281,9 +281,9 @@ func pageCheckPNG(t *testing.T, path string) {
 	}
 }
 
-// pageArtifact is where the screenshot goes: $PARAPLY_ARTIFACTS when set
-// (CI keeps it), else the test's temporary directory.
-func pageArtifact(t *testing.T) string {
+// pageArtifact is where the screenshot name goes: $PARAPLY_ARTIFACTS when
+// set (CI keeps it), else the test's temporary directory.
+func pageArtifact(t *testing.T, name string) string {
 	t.Helper()
 	dir := os.Getenv("PARAPLY_ARTIFACTS")
 	if dir == "" {
@@ -291,7 +291,7 @@ func pageArtifact(t *testing.T) string {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p, err := filepath.Abs(filepath.Join(dir, "status-page.png"))
+	p, err := filepath.Abs(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}

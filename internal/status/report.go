@@ -1,5 +1,6 @@
 // Package status answers "why is my replica lagging, and what do I
-// change": it samples a running pipeline every second, serves the samples,
+// change": it samples a running pipeline (every second, and for each
+// request for the newest figures), serves the samples,
 // the Prometheus metrics and a web page over HTTP, computes the
 // coordinator statistics of the last interval (MySQL's "Multi-threaded
 // replica statistics", live), and turns them into a diagnosis in words.
@@ -7,6 +8,7 @@
 package status
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -14,8 +16,14 @@ import (
 	"github.com/paraply/paraply/internal/replicate"
 )
 
-// Sample is the pipeline's counters at one instant.
+// Sample is the pipeline's counters at one instant. The server takes one
+// a second, and one for each request for the newest figures; every figure
+// status shows is computed from two of them (between), so that the text,
+// /status.json, the page and /metrics of one sample agree.
 type Sample struct {
+	// ID numbers the server's samples, 1 for the first: the snapshot
+	// number the page, the text and paraply_status_snapshot show.
+	ID           int64     `json:"id"`
 	Time         time.Time `json:"time"`
 	Received     int64     `json:"received"`
 	Applied      int64     `json:"applied"`
@@ -23,6 +31,7 @@ type Sample struct {
 	Works        int64     `json:"works"`
 	Pending      int       `json:"pending"`
 	LagSeconds   float64   `json:"lag_seconds"`
+	DelaySeconds float64   `json:"delay_seconds"`
 	RelayBytes   int64     `json:"relay_bytes"`
 	RelayBlocked float64   `json:"relay_blocked_seconds"`
 	Connected    bool      `json:"source_connected"`
@@ -36,11 +45,28 @@ type Sample struct {
 	// Workers' cumulative time (summed over workers).
 	ExecSecs, TurnSecs, CommitSecs float64
 	TurnWaits, Retries             int64
+	// Limit is how many workers were allowed at once (0 before the
+	// coordinator runs: no worker can apply then, so no worker time is
+	// allowed), and
+	// CapacitySecs the worker time allowed since the server's first
+	// sample: Limit integrated over time, between samples by the mean of
+	// the two ends (samples are a second apart or less; the limit moves
+	// at most every quarter of a second, and only with a backlog). The
+	// workers' time shares are of it.
+	Limit        int     `json:"limit"`
+	CapacitySecs float64 `json:"capacity_seconds"`
 	// Heartbeats received so far: paraply's own writes on the source.
 	Heartbeats int64 `json:"heartbeats"`
 	// Serialized counts transactions serialized beyond their rows, by
 	// cause (see serializing), so that an interval says which it saw.
 	Serialized [len(serializing)]int64 `json:"-"`
+
+	// st and workers are the whole state the sample was taken from, for
+	// the report of this snapshot; tick marks a sample the server took on
+	// its own (a second apart), not for a request.
+	st      replicate.Status
+	workers []metrics.WorkerStats
+	tick    bool
 }
 
 // serializing are the dependency causes that serialize transactions
@@ -55,14 +81,16 @@ func takeSample(st replicate.Status, ws []metrics.WorkerStats) Sample {
 	s := Sample{
 		Time: st.Now, Received: st.Receiver.Transactions, Applied: st.Scheduler.Committed,
 		Assigned: st.Scheduler.Assigned, Works: st.Scheduler.Works, Pending: st.Scheduler.Pending,
-		LagSeconds: st.Lag.Seconds(), RelayBytes: st.Relay.Bytes, RelayBlocked: st.Relay.BlockedTime.Seconds(),
+		LagSeconds: st.Lag.Seconds(), DelaySeconds: st.Delay.Seconds(),
+		RelayBytes: st.Relay.Bytes, RelayBlocked: st.Relay.BlockedTime.Seconds(),
 		Connected: st.Receiver.Connected,
 		DepWaits:  st.Scheduler.DepWaits, BusyWaits: st.Scheduler.BusyWaits, FullWaits: st.Scheduler.FullWaits,
 		DepWaitSecs: st.Scheduler.DepWaitTime.Seconds(), BusyWaitSecs: st.Scheduler.BusyWaitTime.Seconds(),
 		FullWaitSecs: st.Scheduler.FullWaitTime.Seconds(),
 		SourceWaits:  st.Scheduler.SourceWaits, SourceWaitSecs: st.Scheduler.SourceWaitTime.Seconds(),
 		BarrierWaits: st.Scheduler.BarrierWaits, BarrierWaitSecs: st.Scheduler.BarrierWaitTime.Seconds(),
-		Heartbeats: st.Heartbeats,
+		Heartbeats: st.Heartbeats, Limit: st.Scheduler.Limit,
+		st: st, workers: ws,
 	}
 	for i, c := range serializing {
 		s.Serialized[i] = causeCount(st.Dependencies.Tracker.Causes[:], c.cause)
@@ -78,11 +106,23 @@ func takeSample(st replicate.Status, ws []metrics.WorkerStats) Sample {
 }
 
 // Interval is what happened between two samples: the coordinator
-// statistics of seed 000, per second where it helps.
+// statistics of seed 000, per second where it helps. It is the one place
+// the applied rate, the workers' time shares and the lag of a window are
+// computed: the text, the page (header, tables and charts) and /metrics
+// show what it says.
 type Interval struct {
-	Seconds float64 `json:"seconds"`
+	// WindowSeconds is the window asked for ("the last 10 s"); Seconds is
+	// what the samples span, From to To: the newest sample at least the
+	// window before the snapshot, to the snapshot (less than the window
+	// only in the first seconds).
+	WindowSeconds float64   `json:"window_seconds"`
+	Seconds       float64   `json:"seconds"`
+	From          time.Time `json:"from"`
+	To            time.Time `json:"to"`
 	// Assigned is "events assigned": transactions handed to workers.
-	Assigned     int64   `json:"assigned"`
+	Assigned int64 `json:"assigned"`
+	// AppliedRate is source transactions committed on the target per
+	// second: the applied rate, wherever status shows one.
 	AppliedRate  float64 `json:"applied_per_second"`
 	ReceivedRate float64 `json:"received_per_second"`
 	// SourceRate is what the source wrote: ReceivedRate less paraply's
@@ -90,41 +130,60 @@ type Interval struct {
 	SourceRate float64 `json:"source_per_second"`
 	AvgBatch   float64 `json:"avg_batch"`
 	// Waits by reason: dependency ("waited at clock conflicts"),
-	// workers_busy ("waited when workers occupied"), queue_full ("waited
-	// due a worker queue full"), commit_order (workers waiting for their
-	// turn to commit, summed over workers), source (a worker free and
-	// everything admitted handed out: waiting for the source, no problem).
+	// workers_busy ("waited when workers occupied": work was ready and
+	// every allowed worker had work in hand), queue_full ("waited due a
+	// worker queue full"), commit_order (workers waiting for their turn
+	// to commit, summed over workers), source (a worker free and
+	// everything admitted handed out: waiting for the source, no
+	// problem).
 	Waits map[string]Wait `json:"waits"`
+	// WorkersAllowed is the mean number of workers allowed at once over
+	// the interval, CapacitySeconds the worker time they had.
+	WorkersAllowed  float64 `json:"workers_allowed"`
+	CapacitySeconds float64 `json:"capacity_seconds"`
 	// Worker time shares, summed over workers, as a fraction of
-	// workers x seconds.
+	// CapacitySeconds: executing statements, waiting for the commit turn,
+	// in COMMIT; busy is the three together (a worker with a target
+	// transaction in hand), idle the rest. A worker's time is counted when
+	// its target transaction commits, so a window can hold more than its
+	// share of a long one: busy may then pass 1, and idle is 0.
 	ExecShare   float64 `json:"exec_share"`
 	TurnShare   float64 `json:"turn_share"`
 	CommitShare float64 `json:"commit_share"`
+	BusyShare   float64 `json:"busy_share"`
 	IdleShare   float64 `json:"idle_share"`
 	// AvgCommitMs is the mean COMMIT duration.
 	AvgCommitMs float64 `json:"avg_commit_ms"`
 	Retries     int64   `json:"retries"`
-	LagStart    float64 `json:"lag_start_seconds"`
-	LagEnd      float64 `json:"lag_end_seconds"`
-	// LagMax is the highest lag sampled in the interval.
-	LagMax       float64 `json:"lag_max_seconds"`
-	RelayBlocked float64 `json:"relay_blocked_seconds"`
+	// LagStart and LagEnd are the lag at From and at To (the snapshot's
+	// lag); LagMax is the highest lag sampled in the interval.
+	LagStart float64 `json:"lag_start_seconds"`
+	LagEnd   float64 `json:"lag_end_seconds"`
+	LagMax   float64 `json:"lag_max_seconds"`
+	// DelaySeconds is --delay; LagBeyondDelay is LagEnd less it, at least
+	// 0 (Status.LagBeyondDelay): the lag that is not asked for.
+	DelaySeconds   float64 `json:"delay_seconds"`
+	LagBeyondDelay float64 `json:"lag_beyond_delay_seconds"`
+	RelayBlocked   float64 `json:"relay_blocked_seconds"`
 	// Serialized counts, by cause, transactions serialized beyond their
 	// rows in the interval (DDL, keyless tables, ...).
 	Serialized map[string]int64 `json:"serialized,omitempty"`
 }
 
-// Wait is a count and a time.
+// Wait is a count and a time, and Share, the time as a fraction of the
+// interval (commit_order: of the workers' time, as TurnShare).
 type Wait struct {
 	Count   int64   `json:"count"`
 	Seconds float64 `json:"seconds"`
+	Share   float64 `json:"share"`
 }
 
-// between computes the interval from a to b, for a pool of n workers.
-func between(a, b Sample, n int) Interval {
-	iv := Interval{Seconds: b.Time.Sub(a.Time).Seconds(), Assigned: b.Assigned - a.Assigned,
+// between computes the interval from a to b.
+func between(a, b Sample) Interval {
+	iv := Interval{Seconds: b.Time.Sub(a.Time).Seconds(), From: a.Time, To: b.Time, Assigned: b.Assigned - a.Assigned,
 		Retries: b.Retries - a.Retries, LagStart: a.LagSeconds, LagEnd: b.LagSeconds,
-		LagMax: max(a.LagSeconds, b.LagSeconds), RelayBlocked: b.RelayBlocked - a.RelayBlocked}
+		LagMax: max(a.LagSeconds, b.LagSeconds), RelayBlocked: b.RelayBlocked - a.RelayBlocked,
+		DelaySeconds: b.DelaySeconds, LagBeyondDelay: max(0, b.LagSeconds-b.DelaySeconds)}
 	for i, c := range serializing {
 		if n := b.Serialized[i] - a.Serialized[i]; n > 0 {
 			if iv.Serialized == nil {
@@ -143,29 +202,168 @@ func between(a, b Sample, n int) Interval {
 		iv.AvgBatch = float64(b.Assigned-a.Assigned) / float64(works)
 		iv.AvgCommitMs = 1000 * (b.CommitSecs - a.CommitSecs) / float64(works)
 	}
-	iv.Waits = map[string]Wait{
-		"dependency":   {b.DepWaits - a.DepWaits, b.DepWaitSecs - a.DepWaitSecs},
-		"barrier":      {b.BarrierWaits - a.BarrierWaits, b.BarrierWaitSecs - a.BarrierWaitSecs},
-		"workers_busy": {b.BusyWaits - a.BusyWaits, b.BusyWaitSecs - a.BusyWaitSecs},
-		"queue_full":   {b.FullWaits - a.FullWaits, b.FullWaitSecs - a.FullWaitSecs},
-		"commit_order": {b.TurnWaits - a.TurnWaits, b.TurnSecs - a.TurnSecs},
-		"source":       {b.SourceWaits - a.SourceWaits, b.SourceWaitSecs - a.SourceWaitSecs},
+	iv.CapacitySeconds = b.CapacitySecs - a.CapacitySecs
+	if iv.CapacitySeconds <= 0 {
+		// Samples not taken by a server (no capacity integrated): the
+		// workers allowed at the end, all along.
+		iv.CapacitySeconds = iv.Seconds * float64(max(b.Limit, 1))
 	}
-	capacity := iv.Seconds * float64(max(n, 1))
-	iv.ExecShare = (b.ExecSecs - a.ExecSecs) / capacity
-	iv.TurnShare = (b.TurnSecs - a.TurnSecs) / capacity
-	iv.CommitShare = (b.CommitSecs - a.CommitSecs) / capacity
-	iv.IdleShare = max(0, 1-iv.ExecShare-iv.TurnShare-iv.CommitShare)
+	iv.WorkersAllowed = iv.CapacitySeconds / iv.Seconds
+	wait := func(count int64, secs, of float64) Wait { return Wait{count, secs, secs / of} }
+	iv.Waits = map[string]Wait{
+		"dependency":   wait(b.DepWaits-a.DepWaits, b.DepWaitSecs-a.DepWaitSecs, iv.Seconds),
+		"barrier":      wait(b.BarrierWaits-a.BarrierWaits, b.BarrierWaitSecs-a.BarrierWaitSecs, iv.Seconds),
+		"workers_busy": wait(b.BusyWaits-a.BusyWaits, b.BusyWaitSecs-a.BusyWaitSecs, iv.Seconds),
+		"queue_full":   wait(b.FullWaits-a.FullWaits, b.FullWaitSecs-a.FullWaitSecs, iv.Seconds),
+		"commit_order": wait(b.TurnWaits-a.TurnWaits, b.TurnSecs-a.TurnSecs, iv.CapacitySeconds),
+		"source":       wait(b.SourceWaits-a.SourceWaits, b.SourceWaitSecs-a.SourceWaitSecs, iv.Seconds),
+	}
+	iv.ExecShare = (b.ExecSecs - a.ExecSecs) / iv.CapacitySeconds
+	iv.TurnShare = (b.TurnSecs - a.TurnSecs) / iv.CapacitySeconds
+	iv.CommitShare = (b.CommitSecs - a.CommitSecs) / iv.CapacitySeconds
+	iv.BusyShare = iv.ExecShare + iv.TurnShare + iv.CommitShare
+	iv.IdleShare = max(0, 1-iv.BusyShare)
 	return iv
 }
 
-// Report is what /status.json serves and `paraply status` prints.
+// Report is what /status.json serves and `paraply status` prints: one
+// snapshot (a sample of the server's), and the figures over the window
+// that ends at it.
 type Report struct {
-	Status    replicate.Status      `json:"status"`
-	Workers   []metrics.WorkerStats `json:"workers"`
-	Interval  Interval              `json:"interval"`
-	HotTables []Count               `json:"hot_tables"`
-	Diagnosis []Finding             `json:"diagnosis"`
+	Snapshot Snapshot         `json:"snapshot"`
+	Status   replicate.Status `json:"status"`
+	// Progress says in words how far paraply received and applied.
+	Progress Progress `json:"progress"`
+	// Workers are the workers the limit allows now (Pool says how many
+	// more the pool has), with their shares of the interval.
+	Workers   []WorkerRow `json:"workers"`
+	Pool      Pool        `json:"pool"`
+	Interval  Interval    `json:"interval"`
+	HotTables []Count     `json:"hot_tables"`
+	Diagnosis []Finding   `json:"diagnosis"`
+	// Series is what the page charts, when asked for (?series=1).
+	Series *Series `json:"series,omitempty"`
+}
+
+// Snapshot names the sample a report is of.
+type Snapshot struct {
+	ID   int64     `json:"id"`
+	Time time.Time `json:"time"`
+}
+
+// WorkerRow is one worker's counters since start and its time over the
+// interval, as shares of the interval (a worker is one session).
+type WorkerRow struct {
+	metrics.WorkerStats
+	ExecShare   float64 `json:"exec_share"`
+	TurnShare   float64 `json:"turn_share"`
+	CommitShare float64 `json:"commit_share"`
+	IdleShare   float64 `json:"idle_share"`
+}
+
+// Pool says how the pool's sessions stand against the limit.
+type Pool struct {
+	// Size is the pool's sessions (--workers, or 16 with auto); Allowed
+	// how many may apply at once now (the rows of Report.Workers).
+	Size    int `json:"size"`
+	Allowed int `json:"allowed"`
+	// Others are the sessions not allowed now; OthersUsed how many of
+	// them applied anything since start (under an earlier, higher limit),
+	// OthersTransactions what they applied.
+	Others             int   `json:"others"`
+	OthersUsed         int   `json:"others_used"`
+	OthersTransactions int64 `json:"others_transactions"`
+}
+
+// allowedWorkers picks the rows of the workers the limit allows now: the
+// coordinator hands work to the worker that committed last, so under a
+// limit of n the workers applying are the n used last (one applying a
+// large transaction, which has not committed for a while, first). start
+// is the pool's counters at the interval's start.
+func allowedWorkers(ws, start []metrics.WorkerStats, n int, secs float64) ([]WorkerRow, Pool) {
+	p := Pool{Size: len(ws), Allowed: min(n, len(ws))}
+	order := make([]int, len(ws))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := ws[order[i]], ws[order[j]]
+		if (a.Large != nil) != (b.Large != nil) {
+			return a.Large != nil
+		}
+		return a.LastApplied.After(b.LastApplied)
+	})
+	chosen := order[:p.Allowed]
+	sort.Ints(chosen)
+	rows := make([]WorkerRow, 0, len(chosen))
+	for _, i := range chosen {
+		w := ws[i]
+		r := WorkerRow{WorkerStats: w}
+		if secs > 0 && i < len(start) {
+			s := start[i]
+			r.ExecShare = (w.ExecSeconds - s.ExecSeconds) / secs
+			r.TurnShare = (w.TurnSeconds - s.TurnSeconds) / secs
+			r.CommitShare = (w.CommitSeconds - s.CommitSeconds) / secs
+			r.IdleShare = max(0, 1-r.ExecShare-r.TurnShare-r.CommitShare)
+		}
+		rows = append(rows, r)
+	}
+	for _, i := range order[p.Allowed:] {
+		p.Others++
+		if ws[i].Transactions > 0 {
+			p.OthersUsed++
+			p.OthersTransactions += ws[i].Transactions
+		}
+	}
+	return rows, p
+}
+
+// Progress says in words how far paraply has received and applied, and
+// when it last saved its checkpoint; where a position is not known yet,
+// why (the text and the page print these as they are).
+type Progress struct {
+	Received   string `json:"received"`
+	Applied    string `json:"applied"`
+	Checkpoint string `json:"checkpoint"`
+}
+
+// progress words st's positions.
+func progress(st replicate.Status) Progress {
+	if st.Started.IsZero() {
+		const starting = "not known yet: paraply is connecting to the source and the target"
+		return Progress{starting, starting, starting}
+	}
+	var p Progress
+	up := since(st.Now, st.Started)
+	rcv := st.Receiver
+	switch {
+	case rcv.Position != "":
+		p.Received = rcv.Position
+		if rcv.SourceFile != "" {
+			p.Received += fmt.Sprintf(" (%s:%d)", rcv.SourceFile, rcv.SourceOffset)
+		}
+		if !rcv.LastTxn.IsZero() {
+			p.Received += ", the last transaction " + since(st.Now, rcv.LastTxn) + " ago"
+		}
+	default:
+		p.Received = "nothing yet since start " + up + " ago"
+		if st.SourcePosition != "" {
+			p.Received += " (the source was at " + st.SourcePosition + " then)"
+		}
+	}
+	p.Applied = st.Checkpoint.Position
+	if p.Applied == "" {
+		p.Applied = "nothing yet (no position recorded on the target)"
+	}
+	switch {
+	case !st.CheckpointSaved.IsZero():
+		p.Checkpoint = "saved " + since(st.Now, st.CheckpointSaved) + " ago"
+	case st.Scheduler.Committed == 0 && st.Scheduler.Skipped == 0:
+		p.Checkpoint = "as found at start " + up + " ago: nothing applied since"
+	default:
+		p.Checkpoint = "as found at start " + up + " ago: the first save is due"
+	}
+	return p
 }
 
 // Count is a name with a number.

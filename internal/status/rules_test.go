@@ -21,9 +21,9 @@ func healthy() (replicate.Status, Interval) {
 	var st replicate.Status
 	st.Workers, st.Dependency, st.Receiver.Connected, st.Backlog = 4, "writeset", true, 16
 	st.Scheduler.Pending = 16
-	iv := Interval{Seconds: 10, Assigned: 10130, AppliedRate: 1013, ReceivedRate: 998, SourceRate: 998, AvgBatch: 1.4,
+	iv := Interval{WindowSeconds: 10, Seconds: 10, Assigned: 10130, AppliedRate: 1013, ReceivedRate: 998, SourceRate: 998, AvgBatch: 1.4,
 		LagStart: 0.012, LagEnd: 0.009, LagMax: 0.021, ExecShare: 0.25, CommitShare: 0.1, IdleShare: 0.65, AvgCommitMs: 0.4,
-		Waits: map[string]Wait{"source": {9000, 7.5}, "workers_busy": {40, 0.05}, "dependency": {3, 0.001}}}
+		Waits: map[string]Wait{"source": {Count: 9000, Seconds: 7.5}, "workers_busy": {Count: 40, Seconds: 0.05}, "dependency": {Count: 3, Seconds: 0.001}}}
 	return st, iv
 }
 
@@ -64,34 +64,34 @@ func TestRules(t *testing.T) {
 		{"disconnected is silent when connected", func(*replicate.Status, *Interval) {}, nil, []string{"warn:source_disconnected"}},
 		{"workers busy fires", func(st *replicate.Status, iv *Interval) {
 			behindBy(st, iv, 8)
-			iv.Waits["workers_busy"] = Wait{3000, 9}
+			iv.Waits["workers_busy"] = Wait{Count: 3000, Seconds: 9}
 			iv.ExecShare, iv.CommitShare, iv.IdleShare = 0.8, 0.15, 0.05
 		}, []string{"warn:workers_busy"}, []string{"warn:lagging", "warn:hot_rows"}},
 		{"workers busy is silent when workers wait for their turn", func(st *replicate.Status, iv *Interval) {
 			behindBy(st, iv, 8)
-			iv.Waits["workers_busy"] = Wait{3000, 9}
+			iv.Waits["workers_busy"] = Wait{Count: 3000, Seconds: 9}
 			iv.ExecShare, iv.TurnShare, iv.CommitShare, iv.IdleShare = 0.15, 0.8, 0.05, 0
 		}, []string{"warn:commit_order"}, []string{"warn:workers_busy"}},
 		{"workers busy is silent when not behind", func(st *replicate.Status, iv *Interval) {
-			iv.Waits["workers_busy"] = Wait{3000, 9}
+			iv.Waits["workers_busy"] = Wait{Count: 3000, Seconds: 9}
 			iv.ExecShare, iv.CommitShare, iv.IdleShare = 0.8, 0.15, 0.05
 		}, []string{"ok:keeping_up"}, []string{"warn:workers_busy"}},
 		{"dependency mode fires", func(st *replicate.Status, iv *Interval) {
 			behindBy(st, iv, 8)
 			st.Dependency = "commit-order"
-			iv.Waits["dependency"] = Wait{5000, 8}
+			iv.Waits["dependency"] = Wait{Count: 5000, Seconds: 8}
 		}, []string{"warn:dependency_mode"}, []string{"warn:hot_rows"}},
 		{"dependency mode is silent under writeset", func(st *replicate.Status, iv *Interval) {
 			behindBy(st, iv, 8)
-			iv.Waits["dependency"] = Wait{5000, 8}
+			iv.Waits["dependency"] = Wait{Count: 5000, Seconds: 8}
 		}, []string{"warn:hot_rows"}, []string{"warn:dependency_mode"}},
 		{"hot rows fires", func(st *replicate.Status, iv *Interval) {
 			behindBy(st, iv, 8)
-			iv.Waits["dependency"] = Wait{5000, 8}
+			iv.Waits["dependency"] = Wait{Count: 5000, Seconds: 8}
 		}, []string{"warn:hot_rows"}, nil},
 		// The false alarm: dependency waits (as once counted) on a
 		// replica a few ms behind.
-		{"hot rows is silent when keeping up", func(st *replicate.Status, iv *Interval) { iv.Waits["dependency"] = Wait{5000, 8} },
+		{"hot rows is silent when keeping up", func(st *replicate.Status, iv *Interval) { iv.Waits["dependency"] = Wait{Count: 5000, Seconds: 8} },
 			[]string{"ok:keeping_up"}, []string{"warn:hot_rows"}},
 		{"commit order fires", func(st *replicate.Status, iv *Interval) { behindBy(st, iv, 8); iv.TurnShare = 0.5 }, []string{"warn:commit_order"}, nil},
 		{"commit order is silent when not behind", func(st *replicate.Status, iv *Interval) { iv.TurnShare = 0.5 }, nil, []string{"warn:commit_order"}},
@@ -106,19 +106,19 @@ func TestRules(t *testing.T) {
 		{"barriers warns, and hot rows is silent, when waits at barriers keep the replica behind", func(st *replicate.Status, iv *Interval) {
 			behindBy(st, iv, 2)
 			iv.Serialized = map[string]int64{"ddl": 3}
-			iv.Waits["barrier"] = Wait{3, 6}
+			iv.Waits["barrier"] = Wait{Count: 3, Seconds: 6}
 		}, []string{"warn:barriers"}, []string{"warn:hot_rows", "warn:lagging", "info:barriers"}},
 		{"barriers stays informative when its waits are short", func(st *replicate.Status, iv *Interval) {
 			behindBy(st, iv, 2)
 			iv.Serialized = map[string]int64{"ddl": 3}
-			iv.Waits["barrier"] = Wait{3, 1}
+			iv.Waits["barrier"] = Wait{Count: 3, Seconds: 1}
 		}, []string{"info:barriers"}, []string{"warn:barriers"}},
 		{"barriers is silent for DDL before the interval", func(st *replicate.Status, iv *Interval) {
 			st.Dependencies.Tracker.Causes[1] = 16 // sysbench prepare's CREATE TABLEs, long ago
 		}, nil, []string{"info:barriers"}},
 		{"lagging fires when the lag grows for no named cause", func(st *replicate.Status, iv *Interval) {
 			behindBy(st, iv, 8)
-			iv.Waits["source"] = Wait{100, 8}
+			iv.Waits["source"] = Wait{Count: 100, Seconds: 8}
 		}, []string{"warn:lagging"}, []string{"ok:keeping_up"}},
 		{"lagging is informative when the lag does not grow", func(st *replicate.Status, iv *Interval) {
 			behindBy(st, iv, 8)
@@ -127,7 +127,7 @@ func TestRules(t *testing.T) {
 		{"a full relay log is behind, however short the lag and the backlog", func(st *replicate.Status, iv *Interval) {
 			iv.RelayBlocked = 5
 			iv.ExecShare, iv.CommitShare, iv.IdleShare = 0.4, 0.55, 0.05
-			iv.Waits["workers_busy"] = Wait{1764, 7.7}
+			iv.Waits["workers_busy"] = Wait{Count: 1764, Seconds: 7.7}
 		}, []string{"warn:workers_busy", "warn:relay_full"}, []string{"ok:keeping_up"}},
 		{"a delayed replica keeps up within its delay", func(st *replicate.Status, iv *Interval) {
 			st.Delay = time.Hour
@@ -165,17 +165,17 @@ func TestRules(t *testing.T) {
 func TestRuleWording(t *testing.T) {
 	st, iv := healthy()
 	f := Diagnose(st, iv, nil)[0]
-	if f.Title != "Keeping up: the source writes 998/s, paraply applies them within 21 ms; workers 65% idle" {
+	if f.Title != "Keeping up over the last 10 s: the source writes 998/s, paraply applies them within 21 ms; workers 65% idle" {
 		t.Errorf("keeping up: %q", f.Title)
 	}
 	behindBy(&st, &iv, 8)
-	iv.Waits["dependency"] = Wait{5000, 8}
+	iv.Waits["dependency"] = Wait{Count: 5000, Seconds: 8}
 	f = Diagnose(st, iv, []Count{{"sbtest.hot", 9}, {"sbtest.warm", 2}})[0]
 	if !strings.Contains(f.Advice, "most in sbtest.hot, sbtest.warm") {
 		t.Errorf("hot rows does not name the tables: %q", f.Advice)
 	}
 	iv.Waits["dependency"] = Wait{}
-	iv.Waits["source"] = Wait{100, 8}
+	iv.Waits["source"] = Wait{Count: 100, Seconds: 8}
 	f = Diagnose(st, iv, nil)[0]
 	if f.Cause != "lagging" || !strings.Contains(f.Advice, "80% waiting for transactions to arrive") {
 		t.Errorf("lagging: %+v", f)
@@ -233,7 +233,7 @@ type recorded struct {
 func TestWorkersBusyUnderAutoLimit(t *testing.T) {
 	st, iv := healthy()
 	behindBy(&st, &iv, 8)
-	iv.Waits["workers_busy"] = Wait{3000, 9}
+	iv.Waits["workers_busy"] = Wait{Count: 3000, Seconds: 9}
 	iv.ExecShare, iv.CommitShare, iv.IdleShare = 0.8, 0.15, 0.05
 	st.Workers, st.AutoWorkers = 16, true
 	st.Scheduler.Limit, st.Scheduler.LimitReason = 2, "2: 9000 tps at 3 was no better than 9100"
@@ -264,9 +264,10 @@ func TestSharesAreOfTheWorkersAllowed(t *testing.T) {
 	src.st.Scheduler.Limit = 1
 	workers := metrics.NewWorkers(16)
 	srv := NewServer(src, workers)
-	srv.sample()
+	srv.sample(true)
 	workers.Applied(0, &applier.Work{Txns: []*applier.Txn{{Seq: 1}}}, applier.Timing{Exec: 700 * time.Millisecond, Commit: 200 * time.Millisecond})
 	src.st.Now = src.st.Now.Add(time.Second)
+	srv.sample(true)
 	iv := srv.Report(time.Second).Interval
 	if iv.ExecShare < 0.69 || iv.CommitShare < 0.19 {
 		t.Errorf("exec share %.3f, commit share %.3f of the one worker allowed; want 0.7 and 0.2", iv.ExecShare, iv.CommitShare)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,26 +17,62 @@ import (
 	"github.com/paraply/paraply/internal/metrics"
 )
 
-// historyLen is how many one-second samples the server keeps (10 minutes).
-const historyLen = 600
+const (
+	// sampleEvery is how often the server samples on its own: the
+	// charts' points.
+	sampleEvery = time.Second
+	// historyKept is how long samples are kept: the charts' history, and
+	// the snapshots a report can still be asked for.
+	historyKept = 10 * time.Minute
+	// historyLen bounds the samples kept, whatever asks for fresh ones: a
+	// tick a second and, say, a page and a Prometheus polling, keep 10
+	// minutes.
+	historyLen = 2400
+	// freshFor is how old the newest sample may be and still serve as a
+	// request's snapshot: requests at the same moment (the page's and a
+	// scrape) share one.
+	freshFor = 50 * time.Millisecond
+)
+
+// DefaultWindow is the window of the figures when none is asked for: the
+// page's, `paraply status`'s and the paraply_status_* metrics'.
+const DefaultWindow = 10 * time.Second
 
 // Server samples a pipeline and serves /metrics, /status.json,
 // /history.json and the web page at /.
+//
+// Every figure it serves is of a sample it took (a snapshot), not
+// recomputed from the pipeline's state by each view: a request for the
+// newest (/metrics, /status.json, the page, `paraply status`) takes a
+// fresh one, numbered, and any view of that number later (?snapshot=N,
+// kept 10 minutes) shows the same figures. The server also samples every
+// second on its own, for the charts.
 type Server struct {
 	src      metrics.StatusSource
 	workers  *metrics.Workers
 	registry *prometheus.Registry
 
-	mu      sync.Mutex // guards samples
-	samples []Sample   // oldest first, at most historyLen
+	// sampling serializes taking samples, so that they are appended in
+	// the order they were taken.
+	sampling sync.Mutex
+	mu       sync.Mutex // guards samples and lastID
+	// samples are oldest first. Elements are never written once appended
+	// (trimming reslices), so a reader may keep the slice it got under mu
+	// and read it after.
+	samples []Sample
+	lastID  int64
 }
 
 // NewServer serves src's state; workers are the pool's counters.
 func NewServer(src metrics.StatusSource, workers *metrics.Workers) *Server {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(metrics.NewCollector(src, workers))
-	return &Server{src: src, workers: workers, registry: reg}
+	s := &Server{src: src, workers: workers, registry: prometheus.NewRegistry()}
+	s.registry.MustRegister(metrics.NewCollector(s, workers))
+	return s
 }
+
+// ErrSnapshotGone is returned for a snapshot the server no longer keeps
+// (or has not taken yet).
+var ErrSnapshotGone = errors.New("no such snapshot: snapshots are kept 10 minutes")
 
 // ErrRemoteBind is returned for a non-loopback address without consent.
 var ErrRemoteBind = errors.New("the status endpoint binds to loopback addresses only unless --http-allow-remote is given")
@@ -68,7 +105,8 @@ func Listen(addr string, allowRemote bool) (net.Listener, error) {
 	return net.Listen("tcp", addr)
 }
 
-// Serve samples every second and serves on l until ctx is done.
+// Serve samples every second (and for each request for the newest
+// figures) and serves on l until ctx is done.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
@@ -87,9 +125,9 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 }
 
 func (s *Server) sampleLoop(ctx context.Context, done <-chan struct{}) {
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(sampleEvery)
 	defer tick.Stop()
-	s.sample()
+	s.sample(true)
 	for {
 		select {
 		case <-ctx.Done():
@@ -97,48 +135,149 @@ func (s *Server) sampleLoop(ctx context.Context, done <-chan struct{}) {
 		case <-done:
 			return
 		case <-tick.C:
-			s.sample()
+			s.sample(true)
 		}
 	}
 }
 
-// sample records the current counters.
-func (s *Server) sample() Sample {
+// sample takes a snapshot of the pipeline; tick marks the ones the server
+// takes every second, which the charts draw.
+func (s *Server) sample(tick bool) Sample {
+	s.sampling.Lock()
+	defer s.sampling.Unlock()
 	smp := takeSample(s.src.Status(), s.workers.Snapshot())
+	smp.tick = tick
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.samples = append(s.samples, smp)
-	if len(s.samples) > historyLen {
-		s.samples = append(s.samples[:0], s.samples[len(s.samples)-historyLen:]...)
+	s.lastID++
+	smp.ID = s.lastID
+	if n := len(s.samples); n > 0 {
+		prev := s.samples[n-1]
+		dt := max(0, smp.Time.Sub(prev.Time).Seconds())
+		smp.CapacitySecs = prev.CapacitySecs + dt*float64(prev.Limit+smp.Limit)/2
 	}
+	s.samples = append(s.samples, smp)
+	drop := max(0, len(s.samples)-historyLen)
+	for drop < len(s.samples)-1 && smp.Time.Sub(s.samples[drop].Time) > historyKept {
+		drop++
+	}
+	s.samples = s.samples[drop:]
 	return smp
 }
 
-// Report builds the status report over the last interval (from the newest
-// sample at least interval old).
-func (s *Server) Report(interval time.Duration) Report {
-	st := s.src.Status()
-	ws := s.workers.Snapshot()
-	now := takeSample(st, ws)
-	s.mu.Lock()
-	// The interval starts at the newest sample at least interval old (or
-	// the oldest there is), so that it spans at least what was asked: with
-	// a sample a second, the newest sample within the interval may be a
-	// few milliseconds old, and rates over a few milliseconds say nothing.
-	start := now
-	lagMax := now.LagSeconds
-	for i := len(s.samples) - 1; i >= 0; i-- {
-		start = s.samples[i]
-		lagMax = max(lagMax, start.LagSeconds)
-		if now.Time.Sub(start.Time) >= interval {
-			break
+// view returns the samples up to and including snapshot id; for id 0, up
+// to a fresh one.
+func (s *Server) view(id int64) ([]Sample, error) {
+	if id == 0 {
+		s.mu.Lock()
+		fresh := len(s.samples) > 0 && time.Since(s.samples[len(s.samples)-1].Time) < freshFor
+		s.mu.Unlock()
+		if !fresh {
+			s.sample(false)
 		}
 	}
-	s.mu.Unlock()
-	iv := between(start, now, st.AtOnce())
-	iv.LagMax = lagMax
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.samples
+	if id == 0 {
+		return v, nil
+	}
+	// IDs are consecutive.
+	if len(v) == 0 {
+		return nil, fmt.Errorf("snapshot %d: %w", id, ErrSnapshotGone)
+	}
+	i := int(id - v[0].ID)
+	if i < 0 || i >= len(v) {
+		return nil, fmt.Errorf("snapshot %d: %w (the server has %d to %d)", id, ErrSnapshotGone, v[0].ID, v[len(v)-1].ID)
+	}
+	return v[:i+1], nil
+}
+
+// windowStart is the index of the sample an interval of window ending at
+// the last of v starts at: the one nearest to the window before it (a
+// tick comes a few milliseconds early or late, and "the last 10 s" must
+// be 10 s, not 11), at least half the window before it (rates over a few
+// milliseconds say nothing), or the oldest there is.
+func windowStart(v []Sample, window time.Duration) int {
+	end := len(v) - 1
+	best := -1
+	var off time.Duration
+	for i := end - 1; i >= 0; i-- {
+		d := v[end].Time.Sub(v[i].Time)
+		if d < window/2 {
+			continue
+		}
+		if o := (d - window).Abs(); best < 0 || o < off {
+			best, off = i, o
+		}
+		if d > window+sampleEvery {
+			break // older ones are further off
+		}
+	}
+	if best < 0 {
+		return 0
+	}
+	return best
+}
+
+// Report builds the report of the newest snapshot over window.
+func (s *Server) Report(window time.Duration) Report {
+	r, _ := s.ReportAt(window, 0, false) // the newest snapshot is always there
+	return r
+}
+
+// ReportAt builds the report of snapshot id (0: the newest) over window,
+// with the charts' series if withSeries.
+func (s *Server) ReportAt(window time.Duration, id int64, withSeries bool) (Report, error) {
+	v, err := s.view(id)
+	if err != nil {
+		return Report{}, err
+	}
+	r := build(v, window)
+	if withSeries {
+		r.Series = series(v, window)
+	}
+	return r, nil
+}
+
+// build is the report of the last of v over window.
+func build(v []Sample, window time.Duration) Report {
+	end := v[len(v)-1]
+	i := windowStart(v, window)
+	start := end
+	if i < len(v)-1 {
+		start = v[i]
+	}
+	iv := between(start, end)
+	iv.WindowSeconds = window.Seconds()
+	for _, smp := range v[i:] {
+		iv.LagMax = max(iv.LagMax, smp.LagSeconds)
+	}
+	st := end.st
+	allowed := st.Scheduler.Limit // 0 until the coordinator runs
+	if allowed == 0 && !st.AutoWorkers {
+		allowed = st.Workers
+	}
+	workers, pool := allowedWorkers(end.workers, start.workers, allowed, iv.Seconds)
 	hot := topCounts(st.Scheduler.HotTables, 5)
-	return Report{Status: st, Workers: ws, Interval: iv, HotTables: hot, Diagnosis: Diagnose(st, iv, hot)}
+	return Report{
+		Snapshot: Snapshot{ID: end.ID, Time: end.Time}, Status: st, Progress: progress(st),
+		Workers: workers, Pool: pool, Interval: iv, HotTables: hot, Diagnosis: Diagnose(st, iv, hot),
+	}
+}
+
+// Snapshot implements metrics.SnapshotSource: the newest snapshot, with
+// the figures over DefaultWindow.
+func (s *Server) Snapshot() metrics.Snapshot {
+	v, _ := s.view(0)
+	end := v[len(v)-1]
+	r := build(v, DefaultWindow)
+	iv := r.Interval
+	return metrics.Snapshot{
+		ID: end.ID, Time: end.Time, Status: end.st, Workers: end.workers, CapacitySeconds: end.CapacitySecs,
+		Window: metrics.Window{Seconds: iv.Seconds, AppliedPerSecond: iv.AppliedRate,
+			Exec: iv.ExecShare, Turn: iv.TurnShare, Commit: iv.CommitShare, Idle: iv.IdleShare},
+	}
 }
 
 // History returns the samples, oldest first.
@@ -153,16 +292,31 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/status.json", func(w http.ResponseWriter, r *http.Request) {
-		interval := 10 * time.Second
-		if v := r.URL.Query().Get("interval"); v != "" {
+		q := r.URL.Query()
+		window := DefaultWindow
+		if v := q.Get("interval"); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
 				http.Error(w, "interval: want a duration such as 10s", http.StatusBadRequest)
 				return
 			}
-			interval = d
+			window = d
 		}
-		writeJSON(w, s.Report(interval))
+		var id int64
+		if v := q.Get("snapshot"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				http.Error(w, "snapshot: want a snapshot number", http.StatusBadRequest)
+				return
+			}
+			id = n
+		}
+		rep, err := s.ReportAt(window, id, q.Get("series") == "1")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		writeJSON(w, rep)
 	})
 	mux.HandleFunc("/history.json", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, s.History())

@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -10,12 +11,18 @@ import (
 	"github.com/paraply/paraply/internal/replicate"
 )
 
-// WriteText prints the report the way `paraply status` shows it.
+// WriteText prints the report the way `paraply status` shows it. Every
+// figure is the report's: the page shows the same ones, formatted the
+// same way (app.js's fmtRate, fmtPct and fmtLag follow rate, pct and
+// lagText here).
 func WriteText(w io.Writer, r Report) error {
 	st, iv := r.Status, r.Interval
+	win := "over the last " + windowText(iv)
 	var b strings.Builder
 	fmt.Fprintf(&b, "paraply: %s -> %s, %s dependencies, %s, commit order preserved: %v\n",
 		st.Source, st.Target, st.Dependency, workersText(st), st.PreserveOrder)
+	fmt.Fprintf(&b, "snapshot %d, taken %s; rates and shares %s (%s to %s)\n", r.Snapshot.ID,
+		r.Snapshot.Time.UTC().Format("2006-01-02 15:04:05.000 MST"), win, iv.From.UTC().Format("15:04:05.0"), iv.To.UTC().Format("15:04:05.0"))
 	if st.Delay > 0 {
 		held := ""
 		if u := st.Dependencies.DelayedUntil; !u.IsZero() {
@@ -34,35 +41,43 @@ func WriteText(w io.Writer, r Report) error {
 			conn += " (" + st.Receiver.LastError + ")"
 		}
 	}
-	fmt.Fprintf(&b, "source %s, received up to %s (%s:%d)\n", conn, orDash(st.Receiver.Position), orDash(st.Receiver.SourceFile), st.Receiver.SourceOffset)
-	fmt.Fprintf(&b, "target has everything up to %s (checkpoint %s ago)\n", orDash(st.Checkpoint.Position), age(st.Now, st.CheckpointSaved))
-	fmt.Fprintf(&b, "lag %s (%s), %d transactions received and not applied, %d queued, relay log %.1f MB\n\n",
-		duration(st.Lag.Seconds()), lagHow(st), st.Backlog, st.Scheduler.Pending, float64(st.Relay.Bytes)/1e6)
+	fmt.Fprintf(&b, "source %s, received up to %s\n", conn, r.Progress.Received)
+	fmt.Fprintf(&b, "target has everything up to %s (checkpoint %s)\n", r.Progress.Applied, r.Progress.Checkpoint)
+	fmt.Fprintf(&b, "%s (%s), at most %s %s; %d transactions received and not applied, %d queued, relay log %.1f MB\n",
+		lagLine(iv), lagHow(st), lagText(iv.LagMax), win, st.Backlog, st.Scheduler.Pending, float64(st.Relay.Bytes)/1e6)
+	fmt.Fprintf(&b, "applied %s/s, received %s/s (the source's own writes %s/s) %s\n\n",
+		rate(iv.AppliedRate), rate(iv.ReceivedRate), rate(iv.SourceRate), win)
 
-	fmt.Fprintf(&b, "coordinator statistics, last %.0f s:\n", iv.Seconds)
+	fmt.Fprintf(&b, "coordinator statistics, last %s:\n", windowText(iv))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  events assigned\t%d\t(%.0f/s applied, %.0f/s received, %.1f per target transaction)\n", iv.Assigned, iv.AppliedRate, iv.ReceivedRate, iv.AvgBatch)
-	for _, k := range []struct{ key, label string }{
-		{"dependency", "waited at dependencies (clock conflicts)"},
-		{"barrier", "waited at barriers (DDL, keyless tables)"},
-		{"workers_busy", "waited when workers occupied"},
-		{"queue_full", "waited due to a full queue (window)"},
-		{"commit_order", "workers waited for commit order"},
-		{"source", "idle: waited for the source"},
+	fmt.Fprintf(tw, "  events assigned\t%d\t\t(%.1f per target transaction)\n", iv.Assigned, iv.AvgBatch)
+	for _, k := range []struct{ key, label, of string }{
+		{"dependency", "waited at dependencies (clock conflicts)", "of the time"},
+		{"barrier", "waited at barriers (DDL, keyless tables)", "of the time"},
+		{"workers_busy", "waited when workers occupied (work ready)", "of the time"},
+		{"queue_full", "waited due to a full queue (window)", "of the time"},
+		{"commit_order", "workers waited for commit order", "of the workers' time"},
+		{"source", "idle: waited for the source", "of the time"},
 	} {
 		wt := iv.Waits[k.key]
-		fmt.Fprintf(tw, "  %s\t%d\t%.2f s\n", k.label, wt.Count, wt.Seconds)
+		fmt.Fprintf(tw, "  %s\t%d\t%.2f s\t%s %s\n", k.label, wt.Count, wt.Seconds, pct(wt.Share), k.of)
 	}
-	fmt.Fprintf(tw, "  worker time\texec %.0f%%\tturn %.0f%%  commit %.0f%% (%.1f ms each)  idle %.0f%%  retries %d\n",
-		100*iv.ExecShare, 100*iv.TurnShare, 100*iv.CommitShare, iv.AvgCommitMs, 100*iv.IdleShare, iv.Retries)
 	tw.Flush()
-	b.WriteString("\nworkers:\n")
+	fmt.Fprintf(&b, "worker time, last %s, of %s workers allowed (%.1f worker-seconds): exec %s  commit-turn wait %s  commit %s (%.1f ms each)  idle %s; busy %s; retries %d\n",
+		windowText(iv), workersNum(iv.WorkersAllowed), iv.CapacitySeconds, pct(iv.ExecShare), pct(iv.TurnShare), pct(iv.CommitShare),
+		iv.AvgCommitMs, pct(iv.IdleShare), pct(iv.BusyShare), iv.Retries)
+
+	fmt.Fprintf(&b, "\nworkers allowed now: %s (their time %s; counts since start):\n", poolText(r.Pool), win)
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  worker\ttransactions\tcommits\texec s\tturn s\tcommit s\tretries\t\n")
+	fmt.Fprintf(tw, "  worker\ttransactions\tcommits\texec\tturn\tcommit\tidle\tretries\t\n")
 	for _, wk := range r.Workers {
-		fmt.Fprintf(tw, "  %d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%d\t\n", wk.Worker, wk.Transactions, wk.Works, wk.ExecSeconds, wk.TurnSeconds, wk.CommitSeconds, wk.Retries)
+		fmt.Fprintf(tw, "  %d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t\n", wk.Worker, wk.Transactions, wk.Works,
+			pct(wk.ExecShare), pct(wk.TurnShare), pct(wk.CommitShare), pct(wk.IdleShare), wk.Retries)
 	}
 	tw.Flush()
+	if line := othersText(r.Pool, st.AutoWorkers); line != "" {
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
 	for _, wk := range r.Workers {
 		if l := wk.Large; l != nil {
 			// Why the lag grows while one transaction takes minutes.
@@ -76,7 +91,7 @@ func WriteText(w io.Writer, r Report) error {
 			fmt.Fprintf(&b, "  %8d  %s\n", h.Count, h.Name)
 		}
 	}
-	b.WriteString("\ndiagnosis:\n")
+	fmt.Fprintf(&b, "\ndiagnosis (%s):\n", win)
 	for _, f := range r.Diagnosis {
 		fmt.Fprintf(&b, "  [%s] %s.\n         %s\n", f.Severity, f.Title, f.Advice)
 	}
@@ -85,6 +100,67 @@ func WriteText(w io.Writer, r Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// windowText says what an interval covers: the window asked for, or,
+// while the server has not sampled that long, what it has.
+func windowText(iv Interval) string {
+	if iv.Seconds > 0 && iv.Seconds < iv.WindowSeconds-0.5 || iv.WindowSeconds == 0 {
+		return span(iv.Seconds) + " (all there is so far)"
+	}
+	return span(iv.WindowSeconds)
+}
+
+// lagLine says the lag at the snapshot and, with --delay, how much of it
+// the delay is.
+func lagLine(iv Interval) string {
+	if iv.DelaySeconds <= 0 {
+		return "lag " + lagText(iv.LagEnd)
+	}
+	d := lagText(iv.DelaySeconds)
+	switch {
+	case iv.LagEnd == 0:
+		return "lag 0 ms: nothing received waits for the " + d + " --delay"
+	case iv.LagBeyondDelay == 0:
+		return "lag " + lagText(iv.LagEnd) + ", all of it within the " + d + " --delay (beyond it 0 ms)"
+	}
+	return fmt.Sprintf("lag %s, of which %s the --delay and %s beyond it", lagText(iv.LagEnd), d, lagText(iv.LagBeyondDelay))
+}
+
+// poolText says how many workers the limit allows of the pool.
+func poolText(p Pool) string {
+	if p.Others == 0 {
+		return fmt.Sprintf("all %d of the pool", p.Size)
+	}
+	return fmt.Sprintf("%d of the pool's %d", p.Allowed, p.Size)
+}
+
+// othersText is the line under the workers table about the pool's
+// sessions the limit does not allow now.
+func othersText(p Pool, auto bool) string {
+	if p.Others == 0 {
+		return ""
+	}
+	why := "not allowed now"
+	if auto {
+		why = "not allowed now by --workers auto"
+	}
+	used := "none of them has applied anything"
+	switch {
+	case p.OthersUsed == 1:
+		used = fmt.Sprintf("1 of them applied %d transactions earlier, under a higher limit", p.OthersTransactions)
+	case p.OthersUsed > 1:
+		used = fmt.Sprintf("%d of them applied %d transactions earlier, under a higher limit", p.OthersUsed, p.OthersTransactions)
+	}
+	return fmt.Sprintf("%d more in the pool, %s (%s)", p.Others, why, used)
+}
+
+// workersNum prints a mean number of workers: whole when it is.
+func workersNum(n float64) string {
+	if math.Abs(n-math.Round(n)) < 0.05 {
+		return fmt.Sprintf("%.0f", n)
+	}
+	return fmt.Sprintf("%.1f", n)
 }
 
 // rowsDone says how many rows of a large transaction are applied, when
@@ -98,7 +174,7 @@ func rowsDone(done, total int64) string {
 
 // lagHow says how the lag was dated.
 func lagHow(st replicate.Status) string {
-	how := "dated by " + orDash(st.LagMethod)
+	how := "dated by " + orUnknown(st.LagMethod)
 	if st.ClockOffset != nil {
 		how += fmt.Sprintf(", source clock offset %+.1f ms", float64(st.ClockOffset.Microseconds())/1000)
 	}
@@ -108,18 +184,50 @@ func lagHow(st replicate.Status) string {
 	return how
 }
 
-func orDash(s string) string {
+func orUnknown(s string) string {
 	if s == "" {
-		return "-"
+		return "(not known yet)"
 	}
 	return s
 }
 
-func age(now, t time.Time) string {
-	if t.IsZero() {
-		return "never"
+// pct prints a share as a whole percentage.
+func pct(x float64) string {
+	return fmt.Sprintf("%.0f%%", 100*x)
+}
+
+// lagText prints a lag: whole milliseconds below a second, tenths of a
+// second below a minute, then minutes and hours.
+func lagText(s float64) string {
+	switch {
+	case s < 1:
+		return fmt.Sprintf("%.0f ms", 1000*max(0, s))
+	case s < 60:
+		return fmt.Sprintf("%.1f s", s)
 	}
-	return now.Sub(t).Round(100 * time.Millisecond).String()
+	return span(s)
+}
+
+// since prints how long before now t was.
+func since(now, t time.Time) string {
+	return span(now.Sub(t).Seconds())
+}
+
+// span prints seconds as a person reads a time span: tenths of a second
+// below 10 s, then seconds, minutes, hours, days.
+func span(s float64) string {
+	s = max(0, s)
+	switch {
+	case s < 10:
+		return fmt.Sprintf("%.1f s", s)
+	case s < 60:
+		return fmt.Sprintf("%.0f s", s)
+	case s < 3600:
+		return fmt.Sprintf("%d min %02d s", int(s)/60, int(s)%60)
+	case s < 86400:
+		return fmt.Sprintf("%d h %02d min", int(s)/3600, int(s)%3600/60)
+	}
+	return fmt.Sprintf("%d d %d h", int(s)/86400, int(s)%86400/3600)
 }
 
 // workersText says how many workers apply: the fixed count, or what

@@ -1,24 +1,32 @@
-// paraply status page. Every second it fetches /status.json (the report:
-// status, workers, the coordinator statistics of the last interval, hot
-// tables, diagnosis) and /history.json (one sample per second for the last
-// ten minutes), and redraws. Plain JavaScript, no libraries, nothing fetched
-// from elsewhere.
+// paraply status page. Every second it fetches /status.json?series=1: the
+// report of paraply's newest snapshot (status, workers, the figures over the
+// window, hot tables, diagnosis) and the charts' series and axes. Plain
+// JavaScript, no libraries, nothing fetched from elsewhere.
+//
+// The page computes nothing: every rate, share and lag, every chart point
+// and every axis label is what paraply computed (internal/status), so the
+// header, the charts, `paraply status` and /metrics of one snapshot agree.
+// The formatting follows internal/status/text.go (fmtRate: rate, fmtPct:
+// pct, fmtLag: lagText, fmtSpan: span).
 //
 // The page's own query string is passed on: /?interval=30s shows the
-// coordinator statistics and the diagnosis over the last 30 seconds.
+// figures over the last 30 seconds, /?snapshot=N pins the page to
+// snapshot N (kept 10 minutes).
 //
 // Each chart records how many data points it drew in its data-points
-// attribute (the browser test reads it).
+// attribute and its y axis labels in data-y-labels; the numbers in the
+// header and the worker time carry their exact value in data-value (the
+// browser tests read them).
 'use strict';
 
 const POLL_MS = 1000;
 const TIMEOUT_MS = 3000;
 const MIN_SPAN_S = 20; // the charts' time axis covers at least this much
 const GAP_S = 3.5; // samples further apart than this are not joined
-const UTIL_WINDOW = 5; // polls over which per-worker utilization is computed
 
 const COLOR = {
   lag: '#d9480f',
+  beyond: '#7c2d12',
   applied: '#2f6fdd',
   received: '#9aa5b1',
   exec: '#2f6fdd',
@@ -33,16 +41,18 @@ const COLOR = {
 // statistics" where they have one.
 const WAITS = [
   ['dependency', 'nothing was ready (clock conflicts)'],
-  ['workers_busy', 'work was ready, every worker busy'],
+  ['barrier', 'waiting behind DDL or writes to keyless tables'],
+  ['workers_busy', 'work was ready, every allowed worker occupied'],
   ['queue_full', 'the look-ahead window was full'],
-  ['commit_order', 'workers waiting for their turn to commit'],
+  ['commit_order', "workers waiting for their turn to commit (share of the workers' time)"],
   ['source', 'idle: everything handed out, waiting for the source (not a problem)'],
 ];
 
-const interval = new URLSearchParams(location.search).get('interval') || '10s';
+const params = new URLSearchParams(location.search);
+const interval = params.get('interval') || '10s';
+const pinned = params.get('snapshot'); // a snapshot number, or null: the newest
 let lastAnswer = 0; // Date.now() of the last answer
-let lastData = null; // {report, history}, redrawn on resize
-const workerSnaps = []; // the last UTIL_WINDOW {at, workers} snapshots
+let lastReport = null; // redrawn on resize
 
 // ---- DOM helpers ----------------------------------------------------------
 
@@ -70,17 +80,19 @@ function fill(parent, ...children) {
   parent.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
 }
 
-// ---- formatting -----------------------------------------------------------
+// ---- formatting (as internal/status/text.go) ------------------------------
 
 function fmtInt(n) {
   return Math.round(n || 0).toLocaleString('en-US');
 }
 
+// fmtRate is text.go's rate: one decimal below 10, whole numbers above.
 function fmtRate(n) {
   n = n || 0;
-  return n < 10 && n !== 0 ? n.toFixed(1) : fmtInt(n);
+  return n < 10 ? n.toFixed(1) : fmtInt(n);
 }
 
+// fmtPct is text.go's pct: a whole percentage.
 function fmtPct(x) {
   return (100 * (x || 0)).toFixed(0) + '%';
 }
@@ -92,14 +104,32 @@ function fmtSecs(s) {
   return fmtInt(s) + ' s';
 }
 
-// fmtDur prints a duration in seconds the way a person reads a lag.
-function fmtDur(s) {
+// fmtSpan is text.go's span: a time span as a person reads it.
+function fmtSpan(s) {
   s = Math.max(0, s || 0);
+  const two = (n) => String(Math.floor(n)).padStart(2, '0');
   if (s < 10) return s.toFixed(1) + ' s';
   if (s < 60) return Math.round(s) + ' s';
-  if (s < 3600) return Math.floor(s / 60) + ' m ' + String(Math.floor(s % 60)).padStart(2, '0') + ' s';
-  if (s < 86400) return Math.floor(s / 3600) + ' h ' + String(Math.floor((s % 3600) / 60)).padStart(2, '0') + ' m';
+  if (s < 3600) return Math.floor(s / 60) + ' min ' + two(s % 60) + ' s';
+  if (s < 86400) return Math.floor(s / 3600) + ' h ' + two((s % 3600) / 60) + ' min';
   return Math.floor(s / 86400) + ' d ' + Math.floor((s % 86400) / 3600) + ' h';
+}
+
+// fmtLag is text.go's lagText: whole milliseconds below a second, tenths of
+// a second below a minute.
+function fmtLag(s) {
+  s = Math.max(0, s || 0);
+  if (s < 1) return Math.round(1000 * s) + ' ms';
+  if (s < 60) return s.toFixed(1) + ' s';
+  return fmtSpan(s);
+}
+
+// windowText is text.go's: the window asked for, or what there is so far.
+function windowText(iv) {
+  if ((iv.seconds > 0 && iv.seconds < iv.window_seconds - 0.5) || !iv.window_seconds) {
+    return fmtSpan(iv.seconds) + ' (all there is so far)';
+  }
+  return fmtSpan(iv.window_seconds);
 }
 
 function fmtBytes(b) {
@@ -110,18 +140,6 @@ function fmtBytes(b) {
   return (b / 1e9).toFixed(2) + ' GB';
 }
 
-// when parses a Go time; null for the zero time.
-function when(s) {
-  if (!s || s.startsWith('0001-')) return null;
-  const t = Date.parse(s);
-  return Number.isNaN(t) ? null : t;
-}
-
-function ago(t, now) {
-  if (t === null) return 'never';
-  return now - t < 1000 ? 'just now' : fmtDur((now - t) / 1000) + ' ago';
-}
-
 function clock(ms) {
   return new Date(ms).toLocaleTimeString('en-GB', { hour12: false });
 }
@@ -130,26 +148,28 @@ function clock(ms) {
 
 async function getJSON(path) {
   const r = await fetch(path, { cache: 'no-store', signal: AbortSignal.timeout(TIMEOUT_MS) });
-  if (!r.ok) throw new Error(path + ': HTTP ' + r.status);
+  if (!r.ok) throw new Error(path + ': HTTP ' + r.status + ': ' + (await r.text()).trim());
   return r.json();
 }
 
+function statusPath() {
+  const q = new URLSearchParams({ interval, series: '1' });
+  if (pinned) q.set('snapshot', pinned);
+  return 'status.json?' + q.toString();
+}
+
 async function poll() {
-  let data = null;
+  let report = null;
   try {
-    const [report, history] = await Promise.all([
-      getJSON('status.json?interval=' + encodeURIComponent(interval)),
-      getJSON('history.json'),
-    ]);
-    data = { report, history: history || [] };
+    report = await getJSON(statusPath());
     lastAnswer = Date.now();
     showOffline(null);
   } catch (err) {
     showOffline(err);
   }
-  if (data) {
+  if (report) {
     try {
-      render(data);
+      render(report);
     } catch (err) {
       // A bug in this page, not paraply being down: say so.
       console.error(err);
@@ -166,7 +186,7 @@ function showOffline(err) {
     banner.hidden = true;
     return;
   }
-  const since = lastAnswer ? 'Last answer at ' + clock(lastAnswer) + ' (' + fmtDur((Date.now() - lastAnswer) / 1000) + ' ago). ' : '';
+  const since = lastAnswer ? 'Last answer at ' + clock(lastAnswer) + ' (' + fmtSpan((Date.now() - lastAnswer) / 1000) + ' ago). ' : '';
   const why = err.name === 'TimeoutError' ? 'no answer within ' + TIMEOUT_MS / 1000 + ' s' : String(err.message || err);
   $('offline-detail').textContent = since + 'Retrying every second (' + why + ').';
   if (!lastAnswer) $('endpoints').textContent = 'no answer from ' + location.host + ' yet';
@@ -176,28 +196,22 @@ function showOffline(err) {
 
 // ---- rendering ------------------------------------------------------------
 
-function render(data) {
-  lastData = data;
-  const { report } = data;
+function render(report) {
+  lastReport = report;
   const st = report.status;
-  renderHeader(st, report.interval);
-  renderDiagnosis(report.diagnosis || [], report.interval);
-  drawCharts(data);
-  renderCoordinator(report.interval, atOnce(st));
-  renderWorkers(report.workers || [], st);
-  renderPipeline(st);
+  const iv = report.interval || {};
+  renderHeader(report, st, iv);
+  renderDiagnosis(report.diagnosis || [], iv);
+  drawCharts(report);
+  renderCoordinator(iv);
+  renderWorkers(report, iv);
+  renderPipeline(report, st);
   renderHot(report.hot_tables || []);
   fill($('footer'),
-    'Updated ' + clock(Date.now()) + ' · ',
+    'Snapshot ' + report.snapshot.id + (pinned ? ' (pinned: remove ?snapshot= to follow)' : '') + ' · fetched ' + clock(Date.now()) + ' · ',
     el('a', { href: 'metrics' }, '/metrics'), ' · ',
-    el('a', { href: 'status.json?interval=' + encodeURIComponent(interval) }, '/status.json'), ' · ',
+    el('a', { href: statusPath().replace('&series=1', '') }, '/status.json'), ' · ',
     el('a', { href: 'history.json' }, '/history.json'));
-}
-
-// atOnce is how many workers may have work at once (the --workers auto
-// limit, or the pool): the workers' time shares are of these.
-function atOnce(st) {
-  return (st.Scheduler && st.Scheduler.Limit) || st.Workers;
 }
 
 // workersChip shows the fixed worker count, or with --workers auto how
@@ -209,10 +223,13 @@ function workersChip(st) {
     'workers auto: ', el('b', {}, sch.Limit), ' of ', st.Workers, ' at once');
 }
 
-function renderHeader(st, iv) {
+function renderHeader(report, st, iv) {
   fill($('endpoints'), st.Source || '?', el('span', { className: 'arrow' }, '→'), st.Target || '?');
   const rcv = st.Receiver || {};
+  const snap = report.snapshot;
   const chips = [
+    el('span', { className: 'chip', id: 'snapshot', dataset: { id: snap.id }, title: 'every figure on this page is of this snapshot' },
+      'snapshot ', el('b', {}, snap.id), ' · ' + clock(Date.parse(snap.time))),
     el('span', { className: 'chip' }, 'dependency ', el('b', {}, st.Dependency || '?')),
     workersChip(st),
     el('span', { className: 'chip' }, 'commit order ', el('b', {}, st.PreserveOrder ? 'preserved' : 'not preserved')),
@@ -222,18 +239,26 @@ function renderHeader(st, iv) {
         'source disconnected' + (rcv.LastError ? ': ' + shorten(rcv.LastError, 80) : '')),
   ];
   if (rcv.Reconnects > 0) chips.push(el('span', { className: 'chip' }, el('b', {}, rcv.Reconnects), ' reconnects'));
-  const started = when(st.Started);
-  if (started !== null) chips.push(el('span', { className: 'chip' }, 'up ' + fmtDur((when(st.Now) - started) / 1000)));
+  const started = Date.parse(st.Started);
+  if (st.Started && !st.Started.startsWith('0001-')) chips.push(el('span', { className: 'chip' }, 'up ' + fmtSpan((Date.parse(st.Now) - started) / 1000)));
   fill($('facts'), chips);
 
-  const lag = (st.Lag || 0) / 1e9;
+  const lag = iv.lag_end_seconds || 0;
   const lagEl = $('lag');
-  lagEl.textContent = lag < 1 ? Math.round(1000 * lag) + ' ms' : fmtDur(lag);
-  lagEl.className = 'value' + (lag >= 60 ? ' bad' : lag >= 5 ? ' lagging' : '');
+  lagEl.textContent = fmtLag(lag);
+  lagEl.dataset.value = String(lag);
+  const beyond = iv.lag_beyond_delay_seconds || 0;
+  lagEl.className = 'value' + (beyond >= 60 ? ' bad' : beyond >= 5 ? ' lagging' : '');
   lagEl.title = 'dated by ' + (st.LagMethod || '?') + (st.HeartbeatError ? ' (heartbeat not in use: ' + st.HeartbeatError + ')' : '');
   $('lag-method').textContent = st.LagMethod ? '(' + st.LagMethod + ')' : '';
-  $('applied-rate').textContent = fmtRate(iv.applied_per_second);
-  document.title = 'paraply: lag ' + fmtDur(lag);
+  const delayEl = $('lag-delay');
+  delayEl.dataset.value = String(beyond);
+  delayEl.textContent = iv.delay_seconds > 0 ? '--delay ' + fmtLag(iv.delay_seconds) + ', beyond it ' + fmtLag(beyond) : 'at this snapshot';
+  const rate = $('applied-rate');
+  rate.textContent = fmtRate(iv.applied_per_second);
+  rate.dataset.value = String(iv.applied_per_second || 0);
+  $('applied-window').textContent = 'mean over the last ' + windowText(iv);
+  document.title = 'paraply: lag ' + fmtLag(lag);
 }
 
 function shorten(s, n) {
@@ -241,7 +266,7 @@ function shorten(s, n) {
 }
 
 function renderDiagnosis(findings, iv) {
-  $('diagnosis-interval').textContent = 'over the last ' + fmtDur(iv.seconds || 0);
+  $('diagnosis-interval').textContent = 'over the last ' + windowText(iv);
   if (findings.length === 0) {
     fill($('diagnosis'), el('li', { className: 'empty' }, 'No interval yet: the diagnosis needs two samples, a second apart.'));
     return;
@@ -253,22 +278,21 @@ function renderDiagnosis(findings, iv) {
       el('div', { className: 'advice' }, f.advice))));
 }
 
-function renderCoordinator(iv, workers) {
-  $('coord-interval').textContent = 'last ' + fmtDur(iv.seconds || 0);
-  const secs = iv.seconds || 0;
+function renderCoordinator(iv) {
+  $('coord-interval').textContent = 'last ' + windowText(iv);
   const waits = iv.waits || {};
   const rows = [
-    el('tr', {}, el('th', {}, ''), el('th', { className: 'n' }, 'count'), el('th', { className: 'n' }, 'seconds'), el('th', {}, 'share of time')),
+    el('tr', {}, el('th', {}, ''), el('th', { className: 'n' }, 'count'), el('th', { className: 'n' }, 'seconds'), el('th', {}, 'share')),
     el('tr', { className: 'total' },
-      el('td', {}, 'events assigned', el('span', { className: 'help' }, fmtRate(iv.applied_per_second) + '/s applied, ' + fmtRate(iv.received_per_second) + '/s received')),
+      el('td', {}, 'events assigned', el('span', { className: 'help' },
+        fmtRate(iv.applied_per_second) + '/s applied, ' + fmtRate(iv.received_per_second) + '/s received, ' +
+        (iv.avg_batch || 0).toFixed(1) + ' per target transaction')),
       el('td', { className: 'n' }, fmtInt(iv.assigned)),
       el('td', {}, ''), el('td', {}, '')),
   ];
   for (const [key, help] of WAITS) {
-    const w = waits[key] || { count: 0, seconds: 0 };
-    // Commit-order waits are summed over workers.
-    const capacity = secs * (key === 'commit_order' ? Math.max(1, workers || 1) : 1);
-    const share = capacity > 0 ? Math.min(1, w.seconds / capacity) : 0;
+    const w = waits[key] || { count: 0, seconds: 0, share: 0 };
+    const share = w.share || 0;
     rows.push(el('tr', {},
       el('td', {}, 'waited: ', el('span', { className: 'reason' }, key), el('span', { className: 'help' }, help)),
       el('td', { className: 'n' }, fmtInt(w.count)),
@@ -277,17 +301,23 @@ function renderCoordinator(iv, workers) {
   }
   fill($('coordinator'), rows);
 
+  const val = (id, share) => el('span', { id, dataset: { value: String(share || 0) } }, fmtPct(share));
   fill($('worker-time'),
-    el('div', { className: 'legend' }, 'worker time: ',
-      el('span', { className: 'muted' }, iv.avg_batch ? iv.avg_batch.toFixed(1) + ' transactions per target commit, ' : '',
-        (iv.avg_commit_ms || 0).toFixed(1) + ' ms per COMMIT, ' + fmtInt(iv.retries) + ' retries')),
+    el('div', { className: 'legend' }, 'worker time, of ' + workersNum(iv.workers_allowed) + ' workers allowed (' + (iv.capacity_seconds || 0).toFixed(1) + ' worker-seconds): ',
+      el('span', { className: 'muted' }, (iv.avg_commit_ms || 0).toFixed(1) + ' ms per COMMIT, ' + fmtInt(iv.retries) + ' retries')),
     bar([[iv.exec_share, COLOR.exec], [iv.commit_share, COLOR.commit], [iv.turn_share, COLOR.turn]]),
-    legend([
-      ['exec', COLOR.exec, fmtPct(iv.exec_share)],
-      ['commit', COLOR.commit, fmtPct(iv.commit_share)],
-      ['turn', COLOR.turn, fmtPct(iv.turn_share)],
-      ['idle', COLOR.idle, fmtPct(iv.idle_share)],
-    ]));
+    el('div', { className: 'legend' },
+      swatch('exec', COLOR.exec, val('share-exec', iv.exec_share)),
+      swatch('commit-turn wait', COLOR.turn, val('share-turn', iv.turn_share)),
+      swatch('commit', COLOR.commit, val('share-commit', iv.commit_share)),
+      swatch('idle', COLOR.idle, val('share-idle', iv.idle_share)),
+      el('span', {}, 'busy', el('span', { className: 'val' }, val('share-busy', iv.busy_share)))));
+}
+
+// workersNum is text.go's: a mean number of workers, whole when it is.
+function workersNum(n) {
+  n = n || 0;
+  return Math.abs(n - Math.round(n)) < 0.05 ? n.toFixed(0) : n.toFixed(1);
 }
 
 // bar draws stacked shares (0..1) as a horizontal bar, with an optional
@@ -304,55 +334,68 @@ function bar(parts, label) {
   return el('div', { style: 'display:flex;align-items:center;gap:8px' }, b, el('span', { className: 'muted', style: 'min-width:3em;text-align:right' }, label));
 }
 
-function legend(items) {
-  return el('div', { className: 'legend' }, items.map(([name, color, value]) =>
-    el('span', {}, el('span', { className: 'sw', style: 'background:' + color }), name, value !== undefined ? el('span', { className: 'val' }, value) : null)));
+function swatch(name, color, value) {
+  return el('span', {}, el('span', { className: 'sw', style: 'background:' + color }), name,
+    value !== undefined ? el('span', { className: 'val' }, value) : null);
 }
 
-function renderWorkers(workers, st) {
-  const now = when(st.Now) || Date.now();
-  workerSnaps.push({ at: now, workers });
-  while (workerSnaps.length > UTIL_WINDOW + 1) workerSnaps.shift();
-  const first = workerSnaps[0];
-  const dt = (now - first.at) / 1000;
+function legend(items) {
+  return el('div', { className: 'legend' }, items.map(([name, color, value]) => swatch(name, color, value)));
+}
+
+// renderWorkers shows the workers the limit allows now, with their time
+// over the window, and a line for the rest of the pool.
+function renderWorkers(report, iv) {
+  const pool = report.pool || {};
+  const st = report.status;
+  $('workers-sub').textContent = (pool.others ? pool.allowed + ' of the pool\'s ' + pool.size + ' allowed now' : 'all ' + (pool.size || 0) + ' of the pool') +
+    ' · exec / commit / turn over the last ' + windowText(iv) + ' · counts since start';
   const rows = [el('tr', {},
     el('th', {}, '#'), el('th', { className: 'n' }, 'txns'), el('th', { className: 'n' }, 'commits'),
-    el('th', { className: 'n' }, 'retries'), el('th', {}, 'last 5 s'),
-    el('th', { className: 'n' }, 'exec s'), el('th', { className: 'n' }, 'commit s'), el('th', { className: 'n' }, 'turn s'))];
+    el('th', { className: 'n' }, 'retries'), el('th', {}, 'time'),
+    el('th', { className: 'n' }, 'exec'), el('th', { className: 'n' }, 'turn'), el('th', { className: 'n' }, 'commit'), el('th', { className: 'n' }, 'idle'))];
+  const workers = report.workers || [];
   for (const w of workers) {
-    const before = first.workers.find((x) => x.worker === w.worker) || w;
-    const share = (k) => (dt > 0 ? (w[k] - before[k]) / dt : 0);
-    rows.push(el('tr', {},
+    rows.push(el('tr', { dataset: { worker: w.worker } },
       el('td', {}, w.worker),
       el('td', { className: 'n' }, fmtInt(w.transactions)),
       el('td', { className: 'n' }, fmtInt(w.works)),
       el('td', { className: 'n' }, fmtInt(w.retries)),
-      el('td', {}, bar([[share('exec_seconds'), COLOR.exec], [share('commit_seconds'), COLOR.commit], [share('turn_seconds'), COLOR.turn]])),
-      el('td', { className: 'n' }, (w.exec_seconds || 0).toFixed(1)),
-      el('td', { className: 'n' }, (w.commit_seconds || 0).toFixed(1)),
-      el('td', { className: 'n' }, (w.turn_seconds || 0).toFixed(1))));
+      el('td', {}, bar([[w.exec_share, COLOR.exec], [w.commit_share, COLOR.commit], [w.turn_share, COLOR.turn]])),
+      el('td', { className: 'n' }, fmtPct(w.exec_share)),
+      el('td', { className: 'n' }, fmtPct(w.turn_share)),
+      el('td', { className: 'n' }, fmtPct(w.commit_share)),
+      el('td', { className: 'n' }, fmtPct(w.idle_share))));
   }
-  if (workers.length === 0) rows.push(el('tr', {}, el('td', { colspan: 8, className: 'muted' }, 'no workers yet')));
+  if (workers.length === 0) rows.push(el('tr', {}, el('td', { colspan: 9, className: 'muted' }, 'no workers yet')));
   fill($('workers'), rows);
+  const others = $('pool-others');
+  if (!pool.others) {
+    others.hidden = true;
+    return;
+  }
+  const used = pool.others_used === 0 ? 'none of them has applied anything'
+    : (pool.others_used === 1 ? '1 of them' : pool.others_used + ' of them') + ' applied ' + fmtInt(pool.others_transactions) + ' transactions earlier, under a higher limit';
+  others.textContent = pool.others + ' more in the pool, not allowed now' + (st.AutoWorkers ? ' by --workers auto' : '') + ' (' + used + ')';
+  others.hidden = false;
 }
 
-function renderPipeline(st) {
-  const now = when(st.Now) || Date.now();
-  const rcv = st.Receiver || {};
+function renderPipeline(report, st) {
   const rel = st.Relay || {};
   const sch = st.Scheduler || {};
-  const cp = st.Checkpoint || {};
+  const rcv = st.Receiver || {};
+  const pg = report.progress || {};
   const kv = (k, ...v) => el('tr', {}, el('td', {}, k), el('td', {}, ...v));
   const rows = [
-    kv('received up to', rcv.Position || '–', rcv.SourceFile ? el('div', { className: 'muted' }, rcv.SourceFile + ':' + rcv.SourceOffset) : null),
-    kv('applied up to', cp.Position || '–', el('div', { className: 'muted' }, 'checkpoint saved ' + ago(when(st.CheckpointSaved), now))),
+    kv('received up to', el('span', { id: 'received-up-to' }, pg.received || '')),
+    kv('applied up to', el('span', { id: 'applied-up-to' }, pg.applied || ''), el('div', { className: 'muted', id: 'checkpoint' }, 'checkpoint ' + (pg.checkpoint || ''))),
     kv('queued', fmtInt(sch.Pending) + ' transactions, ' + fmtInt(sch.Ready) + ' ready'),
     kv('relay log', fmtBytes(rel.Bytes) + (rel.MaxBytes ? ' of ' + fmtBytes(rel.MaxBytes) : '') + ', ' + fmtInt(rel.Segments) + (rel.Segments === 1 ? ' segment' : ' segments') + (rel.Blocked ? ' (full: receiving waits)' : '')),
-    kv('received', fmtInt(rcv.Transactions) + ' transactions, ' + fmtBytes(rcv.Bytes) + ', last ' + ago(when(rcv.LastTxn), now)),
+    kv('received', fmtInt(rcv.Transactions) + ' transactions, ' + fmtBytes(rcv.Bytes)),
     kv('applied', fmtInt(sch.Committed) + ' transactions' + (sch.Skipped ? ', ' + fmtInt(sch.Skipped) + ' skipped' : '')),
   ];
   if (st.Flavor) rows.unshift(kv('source flavor', st.Flavor));
-  if (rcv.LastError) rows.push(kv('last error', rcv.LastError, el('div', { className: 'muted' }, ago(when(rcv.LastErrorTime), now))));
+  if (rcv.LastError) rows.push(kv('last error', rcv.LastError));
   fill($('pipeline'), rows);
 }
 
@@ -366,92 +409,56 @@ function renderHot(hot) {
 
 // ---- charts ---------------------------------------------------------------
 
-// series derives the charted series from the history samples.
-function series(history, workers) {
-  const t = history.map((s) => Date.parse(s.time) / 1000);
-  const lag = history.map((s, i) => [t[i], s.lag_seconds || 0]);
-  const applied = [], received = [], exec = [], commit = [], turn = [];
-  const n = Math.max(1, workers || 1);
-  for (let i = 1; i < history.length; i++) {
-    const a = history[i - 1], b = history[i];
-    const dt = t[i] - t[i - 1];
-    if (!(dt > 0)) continue;
-    applied.push([t[i], Math.max(0, (b.applied - a.applied) / dt)]);
-    received.push([t[i], Math.max(0, (b.received - a.received) / dt)]);
-    // Worker time is counted when a batch completes, so one second can
-    // hold more than a second's work: clip the stack at 100%.
-    let room = 1;
-    const part = (k) => {
-      const v = Math.min(room, Math.max(0, (b[k] - a[k]) / (dt * n)));
-      room -= v;
-      return v;
-    };
-    exec.push([t[i], part('ExecSecs')]);
-    commit.push([t[i], part('CommitSecs')]);
-    turn.push([t[i], part('TurnSecs')]);
-  }
-  return { end: t.length ? t[t.length - 1] : 0, lag, applied, received, exec, commit, turn };
-}
+function drawCharts(report) {
+  const s = report.series || { points: [], axes: {}, window_seconds: 10 };
+  const pts = s.points || [];
+  const end = pts.length ? pts[pts.length - 1].t : Date.parse(report.snapshot.time) / 1000;
+  const col = (k) => pts.map((p) => [p.t, p[k] || 0]);
+  const iv = report.interval || {};
+  const win = fmtSpan(s.window_seconds);
+  $('throughput-sub').textContent = 'transactions per second, mean over ' + win + ' at each sample';
+  $('utilization-sub').textContent = "share of the allowed workers' time over " + win + ' at each sample';
 
-function drawCharts({ report, history }) {
-  const s = series(history, atOnce(report.status));
-  const last = (pts) => (pts.length ? pts[pts.length - 1][1] : 0);
-  drawChart($('lag-chart'), {
-    end: s.end, fmt: fmtAxisSecs,
-    series: [{ name: 'lag', color: COLOR.lag, points: s.lag, area: true }],
-  });
-  fill($('lag-legend'), legend([['lag', COLOR.lag, fmtDur(last(s.lag))]]));
+  const lagSeries = [{ name: 'lag', color: COLOR.lag, points: col('lag'), area: true }];
+  if (iv.delay_seconds > 0) lagSeries.push({ name: 'beyond the delay', color: COLOR.beyond, points: col('lag_beyond_delay'), dash: [4, 3] });
+  drawChart($('lag-chart'), { end, axis: s.axes.lag, series: lagSeries });
+  const lagItems = [['lag', COLOR.lag, fmtLag(iv.lag_end_seconds)]];
+  if (iv.delay_seconds > 0) lagItems.push(['beyond the delay', COLOR.beyond, fmtLag(iv.lag_beyond_delay_seconds)]);
+  fill($('lag-legend'), legend(lagItems));
 
   drawChart($('throughput-chart'), {
-    end: s.end, fmt: fmtAxisNum,
+    end, axis: s.axes.throughput,
     series: [
-      { name: 'received', color: COLOR.received, points: s.received, dash: [4, 3] },
-      { name: 'applied', color: COLOR.applied, points: s.applied, area: true },
+      { name: 'received', color: COLOR.received, points: col('received'), dash: [4, 3] },
+      { name: 'applied', color: COLOR.applied, points: col('applied'), area: true },
     ],
   });
   fill($('throughput-legend'), legend([
-    ['applied', COLOR.applied, fmtRate(last(s.applied)) + '/s'],
-    ['received', COLOR.received, fmtRate(last(s.received)) + '/s'],
+    ['applied', COLOR.applied, fmtRate(iv.applied_per_second) + '/s'],
+    ['received', COLOR.received, fmtRate(iv.received_per_second) + '/s'],
   ]));
 
   drawChart($('utilization-chart'), {
-    end: s.end, fmt: fmtPct, stacked: true, max: 1,
+    end, axis: s.axes.utilization, stacked: true,
     series: [
-      { name: 'exec', color: COLOR.exec, points: s.exec },
-      { name: 'commit', color: COLOR.commit, points: s.commit },
-      { name: 'turn', color: COLOR.turn, points: s.turn },
+      { name: 'exec', color: COLOR.exec, points: col('exec') },
+      { name: 'commit', color: COLOR.commit, points: col('commit') },
+      { name: 'turn', color: COLOR.turn, points: col('turn') },
     ],
   });
-  const idle = Math.max(0, 1 - last(s.exec) - last(s.commit) - last(s.turn));
   fill($('utilization-legend'), legend([
-    ['exec', COLOR.exec, fmtPct(last(s.exec))],
-    ['commit', COLOR.commit, fmtPct(last(s.commit))],
-    ['turn', COLOR.turn, fmtPct(last(s.turn))],
-    ['idle', COLOR.idle, s.exec.length ? fmtPct(idle) : '–'],
+    ['exec', COLOR.exec, fmtPct(iv.exec_share)],
+    ['commit', COLOR.commit, fmtPct(iv.commit_share)],
+    ['turn', COLOR.turn, fmtPct(iv.turn_share)],
+    ['idle', COLOR.idle, fmtPct(iv.idle_share)],
   ]));
 }
 
-function fmtAxisSecs(v) {
-  return v >= 120 ? Math.round(v / 60) + 'm' : (Number.isInteger(v) ? v : v.toFixed(1)) + 's';
-}
-
-function fmtAxisNum(v) {
-  if (v >= 1e6) return v / 1e6 + 'M';
-  if (v >= 1e3) return v / 1e3 + 'k';
-  return Number.isInteger(v) ? String(v) : v.toFixed(1);
-}
-
-// niceStep rounds a raw tick step up to 1, 2 or 5 times a power of ten.
-function niceStep(raw) {
-  const p = Math.pow(10, Math.floor(Math.log10(raw)));
-  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
-  return 10 * p;
-}
-
 // drawChart draws time series on a canvas: lines (optionally filled to
-// zero), or stacked areas. opts: {end (unix s), fmt (y labels), max (fixed
-// y max), stacked, series: [{name, color, points: [[t, v]], area, dash}]}.
-// The series of a stacked chart share their times.
+// zero), or stacked areas. opts: {end (unix s), axis ({max, ticks: [{value,
+// label}]}, as paraply computed it), stacked, series: [{name, color,
+// points: [[t, v]], area, dash}]}. The series of a stacked chart share
+// their times.
 function drawChart(canvas, opts) {
   const dpr = window.devicePixelRatio || 1;
   const W = canvas.clientWidth, H = canvas.clientHeight;
@@ -462,9 +469,11 @@ function drawChart(canvas, opts) {
   const ctx = canvas.getContext('2d');
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, W, H);
-  const pad = { l: 44, r: 10, t: 8, b: 20 };
+  const pad = { l: 52, r: 10, t: 8, b: 20 };
   const pw = W - pad.l - pad.r, ph = H - pad.t - pad.b;
   const points = Math.max(0, ...opts.series.map((s) => s.points.length));
+  const axis = opts.axis && opts.axis.ticks && opts.axis.max > 0 ? opts.axis : { max: 1, ticks: [] };
+  const ymax = axis.max;
 
   // Values as drawn: stacked series are cumulative.
   const drawn = opts.series.map((s) => s.points.map((p) => [p[0], p[1]]));
@@ -473,14 +482,6 @@ function drawChart(canvas, opts) {
       drawn[k].forEach((p, i) => { p[1] += drawn[k - 1][i] ? drawn[k - 1][i][1] : 0; });
     }
   }
-  let ymax = opts.max;
-  if (ymax === undefined) {
-    ymax = 0;
-    for (const s of drawn) for (const p of s) ymax = Math.max(ymax, p[1]);
-  }
-  if (!(ymax > 0)) ymax = 1;
-  const ystep = niceStep(ymax / 4);
-  ymax = Math.ceil(ymax / ystep - 1e-9) * ystep;
 
   let first = opts.end;
   for (const s of drawn) if (s.length) first = Math.min(first, s[0][0]);
@@ -496,14 +497,15 @@ function drawChart(canvas, opts) {
   ctx.fillStyle = COLOR.axis;
   ctx.textAlign = 'right';
   ctx.textBaseline = 'middle';
-  for (let v = 0; v <= ymax + 1e-9; v += ystep) {
-    const yy = Math.round(y(v)) + 0.5;
+  for (const tick of axis.ticks) {
+    const yy = Math.round(y(tick.value)) + 0.5;
     ctx.beginPath();
     ctx.moveTo(pad.l, yy);
     ctx.lineTo(W - pad.r, yy);
     ctx.stroke();
-    ctx.fillText(opts.fmt(Math.round(v / ystep) * ystep), pad.l - 6, yy);
+    ctx.fillText(tick.label, pad.l - 6, yy);
   }
+  canvas.dataset.yLabels = axis.ticks.map((t) => t.label).join('|');
   const xstep = [10, 15, 30, 60, 120, 300, 600].find((s) => span / s <= 6) || 600;
   ctx.textAlign = 'center';
   ctx.textBaseline = 'top';
@@ -513,7 +515,7 @@ function drawChart(canvas, opts) {
     ctx.moveTo(xx, pad.t);
     ctx.lineTo(xx, pad.t + ph);
     ctx.stroke();
-    const label = back === 0 ? 'now' : back < 60 ? '-' + back + 's' : '-' + back / 60 + 'm';
+    const label = back === 0 ? 'now' : back < 60 ? '-' + back + ' s' : '-' + back / 60 + ' min';
     ctx.textAlign = back === 0 ? 'right' : xx - pad.l < 16 ? 'left' : 'center';
     ctx.fillText(label, xx, pad.t + ph + 5);
   }
@@ -580,10 +582,10 @@ function drawChart(canvas, opts) {
 // drawEmpty draws the charts' frames until the first answer.
 function drawEmpty() {
   for (const id of ['lag-chart', 'throughput-chart', 'utilization-chart']) {
-    drawChart($(id), { end: Date.now() / 1000, fmt: fmtAxisNum, series: [{ name: id, color: COLOR.axis, points: [] }] });
+    drawChart($(id), { end: Date.now() / 1000, series: [{ name: id, color: COLOR.axis, points: [] }] });
   }
 }
 
-window.addEventListener('resize', () => (lastData ? drawCharts(lastData) : drawEmpty()));
+window.addEventListener('resize', () => (lastReport ? drawCharts(lastReport) : drawEmpty()));
 drawEmpty();
 poll();
