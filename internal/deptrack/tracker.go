@@ -101,6 +101,10 @@ func (d Deps) WaitsForMarked(first uint64, marked []bool) bool {
 // Stats are a tracker's counters.
 type Stats struct {
 	Transactions int64
+	// Statements counts the transactions with statement-format DML (a
+	// MIXED or STATEMENT source); Causes[CauseStatement] those of them
+	// whose rows could not be told from their text.
+	Statements int64
 	// Causes counts transactions by cause (barriers and notes).
 	Causes [numCauses]int64
 	// Forgotten is the number of keys the bounded history evicted.
@@ -178,6 +182,9 @@ func (t *Tracker) Add(txn *binlog.Txn, ws *Writeset) Deps {
 	prev := t.last
 	t.last = seq
 	t.stats.Transactions++
+	if txn.StatementDML {
+		t.stats.Statements++
+	}
 	group := t.mariaGroup(txn, prev)
 	var d Deps
 	switch t.mode {

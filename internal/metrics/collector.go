@@ -108,6 +108,7 @@ var Metrics = []metric{
 	{"paraply_filtered_transactions_total", "Transactions every change of which --include/--exclude left out: recorded as applied, nothing else done.", nil},
 	{"paraply_filtered_rows_total", "Row changes --include/--exclude left out.", nil},
 	{"paraply_filtered_statements_total", "DDL and statement-format DML statements --include/--exclude left out.", nil},
+	{"paraply_statement_transactions_total", "Transactions with statement-format DML (a MIXED or STATEMENT source); paraply_dependency_causes_total{cause=\"statement\"} counts those of them serialized because their rows could not be told from the text.", nil},
 	{"paraply_dependency_causes_total", "Transactions serialized beyond their rows, by cause (ddl, keyless_table, ...).", []string{"cause"}},
 	{"paraply_workers", "Configured workers (the pool's size).", nil},
 	{"paraply_workers_limit", "Workers that may have work at once: the pool's size, or with --workers auto the count found to apply fastest.", nil},
@@ -234,6 +235,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		n("paraply_filtered_rows_total", float64(f.Rows))
 		n("paraply_filtered_statements_total", float64(f.Statements))
 	}
+	n("paraply_statement_transactions_total", float64(st.Dependencies.Tracker.Statements))
 	for i, v := range st.Dependencies.Tracker.Causes {
 		if v > 0 {
 			n("paraply_dependency_causes_total", float64(v), deptrack.Cause(i).String())

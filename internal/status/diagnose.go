@@ -88,6 +88,9 @@ func Diagnose(st replicate.Status, iv Interval, hot []Count) []Finding {
 		}
 		out = append(out, f)
 	}
+	if f, ok := statements(iv, behind); ok {
+		out = append(out, f)
+	}
 	if behind && !hasWarning(out) {
 		out = append(out, lagging(iv))
 	}
@@ -213,6 +216,31 @@ func barriers(st replicate.Status, iv Interval) (Finding, bool) {
 	}
 	return Finding{"info", "barriers", "Some transactions were serialized beyond their rows",
 		strings.Join(parts, "; ") + ". Tables without keys serialize their writers: give them a primary key. DDL waits for everything before it."}, true
+}
+
+// statements says how much of the interval's work came as statements (a
+// MIXED or STATEMENT source) and what they cost: one whose rows its text
+// does not name is applied in the source's group-commit order, as
+// MariaDB's conservative replica applies it; ROW would let paraply run it
+// by its rows.
+func statements(iv Interval, behind bool) (Finding, bool) {
+	if iv.Statements == 0 || iv.Prepared == 0 {
+		return Finding{}, false
+	}
+	title := fmt.Sprintf("The source logs statements (binlog_format MIXED or STATEMENT): %.0f%% of the transactions of the last %s were statement-format DML",
+		100*float64(iv.Statements)/float64(iv.Prepared), windowText(iv))
+	serial := iv.Serialized["statement"]
+	if serial == 0 {
+		return Finding{"info", "statements", title,
+			"Each named the rows it writes by their keys, so they ran in parallel as rows do. Nothing to change."}, true
+	}
+	sev := "info"
+	if behind && iv.Waits["barrier"].Seconds >= 0.4*iv.Seconds {
+		sev = "warn"
+	}
+	return Finding{sev, "statements", title, fmt.Sprintf(
+		"%.0f%% of them wrote rows their text does not name and were applied in the source's group-commit order, as MariaDB's conservative replica applies them; the others ran in parallel by the keys they name. binlog_format=ROW on the source lets paraply run every transaction in parallel by its rows.",
+		100*float64(serial)/float64(iv.Statements))}, true
 }
 
 func names(c []Count, n int) string {

@@ -57,6 +57,10 @@ type Sample struct {
 	CapacitySecs float64 `json:"capacity_seconds"`
 	// Heartbeats received so far: paraply's own writes on the source.
 	Heartbeats int64 `json:"heartbeats"`
+	// Prepared counts transactions whose dependencies were computed,
+	// Statements those of them with statement-format DML.
+	Prepared   int64 `json:"prepared"`
+	Statements int64 `json:"statements"`
 	// Serialized counts transactions serialized beyond their rows, by
 	// cause (see serializing), so that an interval says which it saw.
 	Serialized [len(serializing)]int64 `json:"-"`
@@ -90,6 +94,7 @@ func takeSample(st replicate.Status, ws []metrics.WorkerStats) Sample {
 		SourceWaits:  st.Scheduler.SourceWaits, SourceWaitSecs: st.Scheduler.SourceWaitTime.Seconds(),
 		BarrierWaits: st.Scheduler.BarrierWaits, BarrierWaitSecs: st.Scheduler.BarrierWaitTime.Seconds(),
 		Heartbeats: st.Heartbeats, Limit: st.Scheduler.Limit,
+		Prepared: st.Dependencies.Tracker.Transactions, Statements: st.Dependencies.Tracker.Statements,
 		st: st, workers: ws,
 	}
 	for i, c := range serializing {
@@ -168,6 +173,12 @@ type Interval struct {
 	// Serialized counts, by cause, transactions serialized beyond their
 	// rows in the interval (DDL, keyless tables, ...).
 	Serialized map[string]int64 `json:"serialized,omitempty"`
+	// Prepared is transactions whose dependencies were computed in the
+	// interval, Statements those of them with statement-format DML (a
+	// MIXED or STATEMENT source); Serialized["statement"] counts the
+	// statement transactions applied in the source's group-commit order.
+	Prepared   int64 `json:"prepared"`
+	Statements int64 `json:"statements"`
 }
 
 // Wait is a count and a time, and Share, the time as a fraction of the
@@ -183,7 +194,8 @@ func between(a, b Sample) Interval {
 	iv := Interval{Seconds: b.Time.Sub(a.Time).Seconds(), From: a.Time, To: b.Time, Assigned: b.Assigned - a.Assigned,
 		Retries: b.Retries - a.Retries, LagStart: a.LagSeconds, LagEnd: b.LagSeconds,
 		LagMax: max(a.LagSeconds, b.LagSeconds), RelayBlocked: b.RelayBlocked - a.RelayBlocked,
-		DelaySeconds: b.DelaySeconds, LagBeyondDelay: max(0, b.LagSeconds-b.DelaySeconds)}
+		DelaySeconds: b.DelaySeconds, LagBeyondDelay: max(0, b.LagSeconds-b.DelaySeconds),
+		Prepared: b.Prepared - a.Prepared, Statements: b.Statements - a.Statements}
 	for i, c := range serializing {
 		if n := b.Serialized[i] - a.Serialized[i]; n > 0 {
 			if iv.Serialized == nil {

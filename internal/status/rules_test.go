@@ -116,6 +116,19 @@ func TestRules(t *testing.T) {
 		{"barriers is silent for DDL before the interval", func(st *replicate.Status, iv *Interval) {
 			st.Dependencies.Tracker.Causes[1] = 16 // sysbench prepare's CREATE TABLEs, long ago
 		}, nil, []string{"info:barriers"}},
+		{"statements says what share of the work came as statements", func(st *replicate.Status, iv *Interval) {
+			iv.Prepared, iv.Statements = 10000, 6200
+		}, []string{"ok:keeping_up", "info:statements"}, []string{"warn:statements"}},
+		{"statements warns when statements serialized keep the replica behind", func(st *replicate.Status, iv *Interval) {
+			behindBy(st, iv, 4)
+			iv.Prepared, iv.Statements = 10000, 6200
+			iv.Serialized = map[string]int64{"statement": 3000}
+			iv.Waits["barrier"] = Wait{Count: 3000, Seconds: 7}
+		}, []string{"warn:statements"}, []string{"warn:lagging"}},
+		{"statements is silent on a ROW source", func(st *replicate.Status, iv *Interval) {
+			iv.Prepared = 10000
+			st.Dependencies.Tracker.Statements = 40 // pt-table-checksum's, long ago
+		}, nil, []string{"info:statements", "warn:statements"}},
 		{"lagging fires when the lag grows for no named cause", func(st *replicate.Status, iv *Interval) {
 			behindBy(st, iv, 8)
 			iv.Waits["source"] = Wait{Count: 100, Seconds: 8}
@@ -157,6 +170,37 @@ func TestRules(t *testing.T) {
 			if slices.Contains(got, u) {
 				t.Errorf("%s: %v, must not say %s", c.name, got, u)
 			}
+		}
+	}
+}
+
+// TestStatementsWording: the statement finding gives the share the issue
+// asks for, and says what ROW would change only when statements were
+// serialized.
+func TestStatementsWording(t *testing.T) {
+	st, iv := healthy()
+	iv.Prepared, iv.Statements = 10000, 6200
+	iv.Serialized = map[string]int64{"statement": 1550}
+	var got Finding
+	for _, f := range Diagnose(st, iv, nil) {
+		if f.Cause == "statements" {
+			got = f
+		}
+	}
+	for _, want := range []string{"62% of the transactions of the last 10 s were statement-format DML", "MIXED"} {
+		if !strings.Contains(got.Title, want) {
+			t.Errorf("title %q lacks %q", got.Title, want)
+		}
+	}
+	for _, want := range []string{"25% of them", "group-commit order", "binlog_format=ROW"} {
+		if !strings.Contains(got.Advice, want) {
+			t.Errorf("advice %q lacks %q", got.Advice, want)
+		}
+	}
+	iv.Serialized = nil
+	for _, f := range Diagnose(st, iv, nil) {
+		if f.Cause == "statements" && strings.Contains(f.Advice, "ROW") {
+			t.Errorf("statements all keyed, yet the advice says ROW: %q", f.Advice)
 		}
 	}
 }
