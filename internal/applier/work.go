@@ -43,6 +43,12 @@ type Txn struct {
 	// SessionEnds says the source connection holds no temporary table
 	// after the transaction: its target session may go.
 	SessionEnds bool
+	// SourceRestarted marks the first transaction the source wrote after
+	// it restarted, when connections held temporary tables before: they
+	// are gone on the source, so their target sessions close and their
+	// records go before it is applied. Everything before it has committed
+	// then, and nothing after it has started (the scheduler isolates it).
+	SourceRestarted bool
 	// Single says the transaction's statements must commit in a target
 	// transaction of their own, not batched with others: they may write a
 	// table whose rows record their transaction (transaction-precise
@@ -52,8 +58,11 @@ type Txn struct {
 
 // Alone reports whether the transaction is applied in a work of its own:
 // DDL, a large transaction, one that needs its source connection's
-// session, and one whose statements must commit alone (Single).
-func (t *Txn) Alone() bool { return t.DDL != nil || t.Large != nil || t.Session != 0 || t.Single }
+// session, one whose statements must commit alone (Single), and the
+// first after a source restart (SourceRestarted).
+func (t *Txn) Alone() bool {
+	return t.DDL != nil || t.Large != nil || t.Session != 0 || t.Single || t.SourceRestarted
+}
 
 // Large is how a worker reads a large transaction again.
 type Large struct {

@@ -313,6 +313,12 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (tm Ti
 	if err != nil {
 		return tm, err
 	}
+	if work.Txns[0].SourceRestarted {
+		w.p.threads.close()
+		if _, err := conn.ExecContext(ctx, checkpoint.TempForgetSQL); err != nil {
+			return tm, fmt.Errorf("forgetting the temporary tables of the source before its restart: %w", err)
+		}
+	}
 	if id := work.Txns[0].Session; id != 0 {
 		// Its source connection's session, which holds its temporary
 		// tables, in place of the worker's own for this work.

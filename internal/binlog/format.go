@@ -22,6 +22,16 @@ type Format struct {
 	fde      *replication.FormatDescriptionEvent
 }
 
+// SourceStarted reports whether the format description is the first the
+// source wrote after it started (its created timestamp is set): the
+// source's temporary tables are gone then, and a replica drops its own
+// copies (MariaDB's Start_log_event_v3::do_apply_event). A source zeroes
+// the timestamp in the format description it sends for a position inside
+// a file, so a reconnection does not look like a start.
+func (f *Format) SourceStarted() bool {
+	return f.fde != nil && f.fde.CreateTimestamp != 0
+}
+
 // ParseFormat decodes a format description event.
 func ParseFormat(ev Event) (*Format, error) {
 	if err := ev.checkHeader(); err != nil {

@@ -53,9 +53,6 @@ func (s *Store) TempTables(ctx context.Context) ([]TempTable, error) {
 	return out, rows.Err()
 }
 
-// ForgetTempTables removes the record of every temporary table: the
-// source restarted, and its connections' temporary tables went with it.
-func (s *Store) ForgetTempTables(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, "DELETE FROM `paraply`.`temporary`")
-	return err
-}
+// TempForgetSQL removes the record of every temporary table: the source
+// restarted, and its connections' temporary tables went with it.
+const TempForgetSQL = "DELETE FROM `paraply`.`temporary`"

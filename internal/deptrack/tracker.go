@@ -174,6 +174,17 @@ func (t *Tracker) Stats() Stats {
 	return s
 }
 
+// AddIsolated is Add for a transaction that must run alone in time: it
+// waits for every transaction before it, and every later one waits for
+// it, whatever its rows (a source restart: see applier.Txn.SourceRestarted).
+func (t *Tracker) AddIsolated(txn *binlog.Txn, ws *Writeset) Deps {
+	prev := t.last
+	d := t.Add(txn, ws)
+	d.Wait, d.On = max(d.Wait, prev), d.On[:0]
+	t.fence = txn.Seq
+	return d
+}
+
 // Add computes the dependencies of txn, which must come right after the
 // previous one added (txn.Seq increasing). ws is txn's writeset; only the
 // writeset modes read it. The returned Deps belongs to the caller.

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -95,6 +96,7 @@ type Preparer struct {
 
 	decoder   *binlog.Decoder
 	temps     *temporaries
+	format    *binlog.Format // of the last transaction prepared
 	extractor *deptrack.Extractor
 	// prepared holds XA transactions prepared and not yet settled, by XID.
 	prepared map[string]*applier.Txn
@@ -135,6 +137,32 @@ func (p *Preparer) Stats() PrepareStats {
 		}
 	}
 	return out
+}
+
+// sourceStarts drops the temporary tables of every source connection
+// when the transactions that follow were written after the source
+// restarted (see binlog.Format.SourceStarted), as MariaDB's replica does,
+// and reports whether there were any: the target sessions that hold them
+// must close (applier.Txn.SourceRestarted).
+// The relay log repeats a format description at each segment's start: only
+// another one (of another binlog file, as two starts within a second write
+// the same bytes) counts. The first one read in a run does not count
+// either, since the transactions before it may be those paraply applied
+// last time: a table lost then stays lost (an error if a connection of
+// the restarted source with the same thread ID writes statements), never
+// forgotten while it may exist.
+func (p *Preparer) sourceStarts(f *binlog.Format) bool {
+	if f == nil || f == p.format {
+		return false
+	}
+	last := p.format
+	p.format = f
+	same := last != nil && last.Event.Pos == f.Event.Pos && bytes.Equal(last.Event.Data, f.Event.Data)
+	if last == nil || same || !f.SourceStarted() || !p.temps.forget() {
+		return false
+	}
+	p.Logger.Info("the source restarted: its connections' temporary tables are gone, and paraply's copies are dropped")
+	return true
 }
 
 // count records what shaped one transaction's dependencies.
@@ -253,6 +281,7 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 	if err := p.filter(it); err != nil {
 		return nil, err
 	}
+	it.SourceRestarted = p.sourceStarts(e.Txn.Format)
 	if err := p.temps.route(it.Txn, it); err != nil {
 		return nil, err
 	}
@@ -269,7 +298,11 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 		p.extractor.Extract(it.Txn, &p.ws)
 	}
 	txn = it.Txn
-	pr.Deps = p.tracker.Add(txn, &p.ws)
+	if it.SourceRestarted {
+		pr.Deps = p.tracker.AddIsolated(txn, &p.ws)
+	} else {
+		pr.Deps = p.tracker.Add(txn, &p.ws)
+	}
 	pr.Conflicts = conflicts(pr.Deps, &p.ws)
 	p.count(pr.Deps)
 	if txn.StatementDML && !txn.DDL && txn.Large {

@@ -114,10 +114,12 @@ func (tt *temporaries) route(txn *binlog.Txn, it *applier.Txn) error {
 }
 
 // forget drops every connection's tables: the source restarted, and its
-// temporary tables with it.
-func (tt *temporaries) forget() {
+// temporary tables with it. It reports whether there were any.
+func (tt *temporaries) forget() bool {
+	had := len(tt.open)+len(tt.lost) > 0
 	clear(tt.open)
 	clear(tt.lost)
+	return had
 }
 
 // lostError is the error for a statement of connection id, whose tables
