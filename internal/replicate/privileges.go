@@ -7,15 +7,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/schema"
 )
 
 // The privileges paraply's target account needs: on its bookkeeping
 // schema to run at all, on each replicated database for its rows and the
-// DDL the stream may hold there (README, Security).
+// DDL the stream may hold there (docs/security.md).
 var (
 	bookkeepingPrivileges = []string{"SELECT", "INSERT", "UPDATE", "DELETE", "CREATE"}
-	databasePrivileges    = []string{"SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "INDEX"}
+	databasePrivileges    = strings.Split(applier.ReplicatedDatabasePrivileges, ", ")
 	// broadPrivileges are what the source's DDL outside the replicated
 	// databases needs: a CREATE DATABASE, an account statement. Narrow
 	// grants lack them, and such a statement then stops replication.
@@ -140,7 +141,7 @@ func (r *Replica) checkPrivileges(ctx context.Context, tgt *sql.DB, cat *schema.
 		return nil
 	}
 	if miss := g.missing("paraply", bookkeepingPrivileges); len(miss) > 0 {
-		return fmt.Errorf("target %s: the account lacks %s on `paraply`.*, where paraply keeps its checkpoint: GRANT %s ON `paraply`.* TO the account (README, Security)",
+		return fmt.Errorf("target %s: the account lacks %s on `paraply`.*, where paraply keeps its checkpoint: GRANT %s ON `paraply`.* TO the account (docs/security.md)",
 			r.cfg.Target, strings.Join(miss, ", "), strings.Join(miss, ", "))
 	}
 	for _, db := range databases(cat) {
