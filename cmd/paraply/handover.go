@@ -51,14 +51,21 @@ paraply's checkpoint.`,
 			if err != nil {
 				return err
 			}
-			host, port, user := "<source host>", "<port>", "<replication user>"
+			host, port, ssl := "<source host>", "<port>", ""
 			if cfg.Source.Host != "" {
-				host, port, user = cfg.Source.Host, fmt.Sprint(cfg.Source.Port), cfg.Source.User
+				host, port = cfg.Source.Host, fmt.Sprint(cfg.Source.Port)
 			}
+			if cfg.SourceTLS != nil {
+				ssl = ", MASTER_SSL=1"
+			}
+			// MariaDB's replica uses an account of its own (repl, with
+			// REPLICATION SLAVE: docs/security.md), not paraply's.
 			fmt.Fprintf(cmd.OutOrStdout(), "The target's gtid_slave_pos is %s: what paraply applied.\n"+
 				"To let MariaDB's own replication continue from there, run on the target:\n\n"+
-				"  CHANGE MASTER TO MASTER_HOST='%s', MASTER_PORT=%s, MASTER_USER='%s', MASTER_PASSWORD='...', MASTER_USE_GTID=slave_pos;\n"+
-				"  START SLAVE;\n", pos, host, port, user)
+				"  CHANGE MASTER TO MASTER_HOST='%s', MASTER_PORT=%s, MASTER_USER='repl', MASTER_PASSWORD='...', MASTER_USE_GTID=slave_pos%s;\n"+
+				"  START SLAVE;\n\n"+
+				"(repl is the source's account for MariaDB's replica, docs/security.md.) Before paraply takes over again: STOP SLAVE; RESET SLAVE ALL;\n",
+				pos, host, port, ssl)
 			return nil
 		},
 	}

@@ -26,10 +26,10 @@ func TestHandover(t *testing.T) {
 		"START SLAVE")
 	load := startCounterLoad(t, p.sdb, 4)
 	relay := filepath.Join(t.TempDir(), "relay")
-	base := []string{"--target", p.tgt.URL(), "--relay-dir", relay, "--log-level", "warn", "--http", ""}
+	base := []string{"--target", p.tgt.URL(), "--relay-dir", relay, "--log-level", "warn"}
 	replicate := func(extra ...string) (*exec.Cmd, *bytes.Buffer) {
 		var logs bytes.Buffer
-		cmd := paraply(append(append([]string{"replicate", "--source", p.src.URL(), "--workers", "8", "--heartbeat", "200ms"}, base...), extra...)...)
+		cmd := paraply(append(append([]string{"replicate", "--source", p.src.URL(), "--workers", "8", "--heartbeat", "200ms", "--http", ""}, base...), extra...)...)
 		cmd.Stdout, cmd.Stderr = &logs, &logs
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

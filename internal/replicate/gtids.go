@@ -76,6 +76,10 @@ func checkPreserveGTIDs(ctx context.Context, tgt *sql.DB, source binlog.Flavor) 
 func ignoresCheckpoint(ctx context.Context, tgt *sql.DB) (bool, error) {
 	rows, err := tgt.QueryContext(ctx, "SHOW MASTER STATUS")
 	if err != nil {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && me.Number == 1227 {
+			return false, errors.New("--preserve-gtids reads the target's binlog filters (SHOW MASTER STATUS), which needs BINLOG MONITOR: GRANT BINLOG MONITOR ON *.* to the target account")
+		}
 		return false, err
 	}
 	defer rows.Close()
