@@ -69,12 +69,13 @@ func (s *Subjects) database(db string) {
 // what the parser lacks (CREATE TRIGGER, EVENT, FUNCTION, and MariaDB
 // syntax it rejects) is read from its leading words.
 func StatementSubjects(currentSchema, query string) (Subjects, error) {
-	text := cleanQuery(query)
-	toks := tokenize(text)
-	if body, ok := setStatementBody(text, toks); ok {
-		text, toks = body, tokenize(body)
-	}
-	nodes, err := parseSQL(text)
+	r := readStatement(currentSchema, query)
+	return r.subjects, r.subjectsErr
+}
+
+// subjectsOf is StatementSubjects of a parsed statement.
+func subjectsOf(currentSchema string, p *parsedText) (Subjects, error) {
+	text, toks, nodes, err := p.text, p.toks, p.nodes, p.err
 	if err != nil {
 		rw := rewriteForParser(text, toks)
 		if nodes, err = parseSQL(rw.text); err != nil {

@@ -1,5 +1,21 @@
 package schema
 
+import "strings"
+
+// leadingWord is the first word of query when nothing but blanks comes
+// before it, "" when a comment (or anything else) does.
+func leadingWord(query string) string {
+	s := strings.TrimLeft(query, " \t\r\n")
+	end := 0
+	for end < len(s) && (s[end] >= 'A' && s[end] <= 'Z' || s[end] >= 'a' && s[end] <= 'z') {
+		end++
+	}
+	if end == 0 || end < len(s) && s[end] != ' ' && s[end] != '\t' && s[end] != '\r' && s[end] != '\n' && s[end] != '(' && s[end] != '/' {
+		return ""
+	}
+	return s[:end]
+}
+
 // TemporaryChange is what a statement does to the temporary tables of
 // its session: CREATE TEMPORARY TABLE makes one, DROP TEMPORARY TABLE (and
 // a DROP TABLE, which drops a session's temporary table of the name
@@ -19,6 +35,9 @@ type TemporaryChange struct {
 // name[, name ...]. Any other statement changes none.
 func TemporaryTables(currentSchema, query string) TemporaryChange {
 	var c TemporaryChange
+	if w := leadingWord(query); w != "" && !strings.EqualFold(w, "CREATE") && !strings.EqualFold(w, "DROP") {
+		return c // most statements: no need to read them whole
+	}
 	toks := tokenize(cleanQuery(query))
 	if len(toks) < 3 {
 		return c

@@ -41,11 +41,13 @@ type Writes struct {
 // itself. Whether the table's keys and triggers allow that the caller
 // decides.
 func StatementWrites(currentSchema, query string) (Writes, bool) {
-	text := cleanQuery(query)
-	if body, ok := setStatementBody(text, tokenize(text)); ok {
-		text = body
-	}
-	nodes, err := parseSQL(text)
+	r := readStatement(currentSchema, query)
+	return r.writes, r.writesOK
+}
+
+// writesOf is StatementWrites of a parsed statement.
+func writesOf(currentSchema string, p *parsedText) (Writes, bool) {
+	nodes, err := p.nodes, p.err
 	if err != nil || len(nodes) != 1 {
 		return Writes{}, false
 	}
