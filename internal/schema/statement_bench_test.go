@@ -34,4 +34,3 @@ func BenchmarkStatementReading(b *testing.B) {
 		}
 	}
 }
-
