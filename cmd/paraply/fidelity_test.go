@@ -184,6 +184,23 @@ func fidelityCases(loadFile string) []fidelityCase {
 			"DROP TABLE p",
 			"SET foreign_key_checks = 1",
 		}},
+		{name: "check_checks", sql: true, stmts: []string{
+			// Rows and DDL the source checked no constraint for: its row
+			// events and query events say so, and a replica does not
+			// check them either.
+			"CREATE TABLE k (id INT PRIMARY KEY, v INT CHECK (v < 10))",
+			"SET check_constraint_checks = 0",
+			"INSERT INTO k VALUES (1, 50)", "UPDATE k SET v = 60 WHERE id = 1",
+			"ALTER TABLE k ADD w INT DEFAULT 20 CHECK (w < 10)",
+			"INSERT INTO k VALUES (2, 70, 80)",
+			"SET check_constraint_checks = 1",
+		}},
+		{name: "drop_missing", sql: true, stmts: []string{
+			// A DROP of what the replica never had (created outside the
+			// binlog): a replica drops what it has and goes on.
+			"CREATE SEQUENCE s1", "SET sql_log_bin = 0", "CREATE SEQUENCE s2", "SET sql_log_bin = 1",
+			"DROP SEQUENCE s1, s2",
+		}},
 		{name: "ddl_error", sql: true, stmts: []string{
 			// Logged with the error they met on the source: a replica
 			// expects the same error, and what they did.

@@ -90,7 +90,8 @@ func idempotentDDLError(q string, err error) idempotence {
 	switch n := errorNumber(err); {
 	case n == erDBCreateExists && verb == "CREATE" && object == "DATABASE",
 		n == erDBDropExists && verb == "DROP" && object == "DATABASE",
-		n == erBadTable && verb == "DROP" && object == "TABLE":
+		n == erBadTable && verb == "DROP" && object == "TABLE",
+		n == erUnknownSequences && verb == "DROP" && object == "SEQUENCE":
 		return goneOrThere
 	case n == erTableExists && verb == "CREATE" && object == "TABLE":
 		return createExists

@@ -64,6 +64,7 @@ const (
 	erDBDropExists        = 1008
 	erTableExists         = 1050
 	erBadTable            = 1051
+	erUnknownSequences    = 4091 // MariaDB: DROP SEQUENCE of one that is not there
 	erWrongObject         = 1965 // MariaDB's ER_IT_IS_A_VIEW
 	erKeyNotFound         = 1032
 	erLockTableFull       = 1206

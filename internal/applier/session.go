@@ -64,6 +64,11 @@ func statementSession(st *binlog.Statement, sameFlavor, mariadb bool) []assignme
 		add("@@session.foreign_key_checks", flag(s.Flags2&binlog.OptionNoForeignKeyChecks == 0))
 		add("@@session.unique_checks", flag(s.Flags2&binlog.OptionRelaxedUniqueChecks == 0))
 		add("@@session.sql_auto_is_null", flag(s.Flags2&binlog.OptionAutoIsNull != 0))
+		if sameFlavor && mariadb {
+			// MariaDB's own bits: a source of MySQL's never sets them.
+			add("@@session.check_constraint_checks", flag(s.Flags2&binlog.OptionNoCheckConstraintChecks == 0))
+			add("@@session.sql_if_exists", flag(s.Flags2&binlog.OptionIfExists != 0))
+		}
 	}
 	if sameFlavor {
 		if s.Server != 0 {

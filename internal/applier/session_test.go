@@ -17,12 +17,13 @@ import (
 func TestStatementSession(t *testing.T) {
 	st := &binlog.Statement{When: 981194400, Session: binlog.QuerySession{
 		Client: 31, Connection: 31, Server: 8, HasSQLMode: true, SQLMode: 1<<7 | 1<<22,
-		HasFlags2: true, Flags2: binlog.OptionNoForeignKeyChecks, AutoIncrementIncrement: 3, AutoIncrementOffset: 2,
+		HasFlags2: true, Flags2: binlog.OptionNoForeignKeyChecks | binlog.OptionNoCheckConstraintChecks, AutoIncrementIncrement: 3, AutoIncrementOffset: 2,
 		LCTimeNames: 4, CharsetDatabase: 31, Microseconds: 123456,
 	}}
 	want := "SET @@session.timestamp = 9.811944001234565e+08, @@session.time_zone = @@global.time_zone, @@session.lc_time_names = 4, " +
 		"@@session.auto_increment_increment = 3, @@session.auto_increment_offset = 2, " +
 		"@@session.foreign_key_checks = 0, @@session.unique_checks = 1, @@session.sql_auto_is_null = 0, " +
+		"@@session.check_constraint_checks = 0, @@session.sql_if_exists = 0, " +
 		"@@session.character_set_client = X'6c6174696e31', @@session.collation_connection = 31, @@session.collation_server = 8, " +
 		"@@session.collation_database = 31, @@session.sql_mode = 4194304"
 	if got := setStatement(statementSession(st, true, true)); got != want {

@@ -164,18 +164,14 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *Work, 
 		b := &w.batch
 		b.Compact = false
 		b.Reset()
-		fkOff := fkChecksOff(t)
-		if fkOff {
-			b.Raw("SET foreign_key_checks = 0")
-		}
+		off, on := rowChecks(t)
+		rawAll(b, off)
 		for j := next; j < upTo; j++ {
 			if err := b.Add(t.Tables[j], t.Txn.Rows[j], i); err != nil {
 				return &ConflictError{GTID: t.GTID, Table: t.Tables[j].Name.String(), What: "cannot build SQL", Err: err}
 			}
 		}
-		if fkOff {
-			b.Raw("SET foreign_key_checks = 1")
-		}
+		rawAll(b, on)
 		next = upTo
 		mismatch, err := w.runBatchAs(ctx, conn, b, work, false)
 		if err != nil {

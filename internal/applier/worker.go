@@ -588,10 +588,8 @@ func (w *worker) build(work *Work, compact bool, p part) error {
 		if !p.holds(work, i) {
 			continue
 		}
-		fkOff := fkChecksOff(t)
-		if fkOff {
-			b.Raw("SET foreign_key_checks = 0")
-		}
+		off, on := rowChecks(t)
+		rawAll(b, off)
 		stmts := t.Txn.Statements
 		for j, r := range t.Txn.Rows {
 			stmts = savepoints(b, stmts, j)
@@ -600,14 +598,19 @@ func (w *worker) build(work *Work, compact bool, p part) error {
 			}
 		}
 		savepoints(b, stmts, len(t.Txn.Rows))
-		if fkOff {
-			b.Raw("SET foreign_key_checks = 1")
-		}
+		rawAll(b, on)
 	}
 	if p != beforeTurn {
 		bookkeeping(work, b.Raw)
 	}
 	return nil
+}
+
+// rawAll adds statements qs to b.
+func rawAll(b *sqlgen.Batch, qs []string) {
+	for _, q := range qs {
+		b.Raw(q)
+	}
 }
 
 // bookkeeping adds to a target transaction, through exec, the statements
@@ -638,15 +641,22 @@ func savepoints(b *sqlgen.Batch, stmts []binlog.Statement, at int) []binlog.Stat
 	return stmts
 }
 
-// fkChecksOff reports whether the source ran t with foreign_key_checks
-// off (its row events say so), as the target must then.
-func fkChecksOff(t *Txn) bool {
+// rowChecks returns the statements that turn off, around t's rows, the
+// checks the source ran them without (its row events say so:
+// foreign_key_checks=0, check_constraint_checks=0), as MariaDB's row
+// applier does, and those that turn them on again; none when it ran all.
+func rowChecks(t *Txn) (off, on []string) {
+	var flags uint16
 	for _, r := range t.Txn.Rows {
-		if r.Flags&binlog.RowsFlagNoForeignKeyCheck != 0 {
-			return true
-		}
+		flags |= r.Flags
 	}
-	return false
+	if flags&binlog.RowsFlagNoForeignKeyCheck != 0 {
+		off, on = append(off, "SET foreign_key_checks = 0"), append(on, "SET foreign_key_checks = 1")
+	}
+	if flags&binlog.RowsFlagNoCheckConstraintCheck != 0 {
+		off, on = append(off, "SET check_constraint_checks = 0"), append(on, "SET check_constraint_checks = 1")
+	}
+	return off, on
 }
 
 // check compares the affected rows of each statement of b, built from
@@ -688,17 +698,15 @@ func (w *worker) pinpoint(ctx context.Context, conn *sql.Conn, work *Work, batch
 	defer w.rollback(conn)
 	var b sqlgen.Batch
 	for i, t := range work.Txns {
-		fkOff := fkChecksOff(t)
+		off, on := rowChecks(t)
 		for j, r := range t.Txn.Rows {
 			b.Reset()
-			if fkOff {
-				b.Raw("SET foreign_key_checks = 0")
-			}
+			rawAll(&b, off)
 			table := t.Tables[j].Name.String()
 			if err := b.Add(t.Tables[j], r, i); err != nil {
 				return &ConflictError{GTID: t.GTID, Table: table, What: "cannot build SQL", Err: err}
 			}
-			b.Raw("SET foreign_key_checks = 1")
+			rawAll(&b, on)
 			mismatch, err := w.runBatch(ctx, conn, &b, work)
 			if err != nil {
 				if classify(err) != fatal {

@@ -54,6 +54,9 @@ const (
 	OptionNotAutocommit       = 1 << 19
 	OptionNoForeignKeyChecks  = 1 << 26
 	OptionRelaxedUniqueChecks = 1 << 27
+	// MariaDB's only: check_constraint_checks=0 and sql_if_exists=1.
+	OptionNoCheckConstraintChecks = 1 << 15
+	OptionIfExists                = 1 << 28
 )
 
 // Query event status variable codes (MySQL log_event.h, MariaDB log_event.h).

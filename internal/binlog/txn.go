@@ -92,6 +92,9 @@ const (
 	RowsFlagStmtEnd            = 0x0001
 	RowsFlagNoForeignKeyCheck  = 0x0002
 	RowsFlagRelaxedUniqueCheck = 0x0004
+	// RowsFlagNoCheckConstraintCheck: MariaDB's, the source session ran
+	// with check_constraint_checks=0.
+	RowsFlagNoCheckConstraintCheck = 0x0080
 )
 
 // Changes is the number of row changes in the event.
