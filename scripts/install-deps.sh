@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs what paraply's demo, tests and benchmarks need from Debian's
 # packages, if it is missing: MariaDB (server, client, mariadb-binlog,
-# mariadb-dump), sysbench, and Chromium for the status page's browser test.
+# mariadb-dump), MariaDB's own test suite (mariadb-test, for
+# TestMariaDBSuite), Percona Toolkit (TestPerconaToolkit), sysbench, and
+# Chromium for the status page's browser test.
 # Go must already be installed.
 set -euo pipefail
 
 missing=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
 command -v mariadb-binlog >/dev/null 2>&1 || missing+=(mariadb-client)
+command -v mariadb-test >/dev/null 2>&1 || missing+=(mariadb-test)
+command -v pt-table-checksum >/dev/null 2>&1 || missing+=(percona-toolkit)
 command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -eq 0 ]; then
@@ -17,5 +21,5 @@ echo "installing ${missing[*]} from Debian's packages" >&2
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 $sudo apt-get update
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y mariadb-server sysbench chromium
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y mariadb-server mariadb-test percona-toolkit sysbench chromium
 # The packaged service is not used: paraply starts its own sandboxed servers.
