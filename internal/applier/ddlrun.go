@@ -91,7 +91,8 @@ func idempotentDDLError(q string, err error) idempotence {
 	case n == erDBCreateExists && verb == "CREATE" && object == "DATABASE",
 		n == erDBDropExists && verb == "DROP" && object == "DATABASE",
 		n == erBadTable && verb == "DROP" && object == "TABLE",
-		n == erUnknownSequences && verb == "DROP" && object == "SEQUENCE":
+		n == erUnknownSequences && verb == "DROP" && object == "SEQUENCE",
+		n == erTriggerDoesNotExist && verb == "DROP" && object == "TRIGGER":
 		return goneOrThere
 	case n == erTableExists && verb == "CREATE" && object == "TABLE":
 		return createExists

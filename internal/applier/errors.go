@@ -65,6 +65,7 @@ const (
 	erTableExists         = 1050
 	erBadTable            = 1051
 	erUnknownSequences    = 4091 // MariaDB: DROP SEQUENCE of one that is not there
+	erTriggerDoesNotExist = 1360
 	erWrongObject         = 1965 // MariaDB's ER_IT_IS_A_VIEW
 	erKeyNotFound         = 1032
 	erLockTableFull       = 1206

@@ -68,6 +68,9 @@ func statementSession(st *binlog.Statement, sameFlavor, mariadb bool) []assignme
 			// MariaDB's own bits: a source of MySQL's never sets them.
 			add("@@session.check_constraint_checks", flag(s.Flags2&binlog.OptionNoCheckConstraintChecks == 0))
 			add("@@session.sql_if_exists", flag(s.Flags2&binlog.OptionIfExists != 0))
+			// An option bit since 10.10, applied as the bit says
+			// whatever the source's version, as MariaDB's replica does.
+			add("@@session.explicit_defaults_for_timestamp", flag(s.Flags2&binlog.OptionExplicitDefaultsTS != 0))
 		}
 	}
 	if sameFlavor {

@@ -23,7 +23,7 @@ func TestStatementSession(t *testing.T) {
 	want := "SET @@session.timestamp = 9.811944001234565e+08, @@session.time_zone = @@global.time_zone, @@session.lc_time_names = 4, " +
 		"@@session.auto_increment_increment = 3, @@session.auto_increment_offset = 2, " +
 		"@@session.foreign_key_checks = 0, @@session.unique_checks = 1, @@session.sql_auto_is_null = 0, " +
-		"@@session.check_constraint_checks = 0, @@session.sql_if_exists = 0, " +
+		"@@session.check_constraint_checks = 0, @@session.sql_if_exists = 0, @@session.explicit_defaults_for_timestamp = 0, " +
 		"@@session.character_set_client = X'6c6174696e31', @@session.collation_connection = 31, @@session.collation_server = 8, " +
 		"@@session.collation_database = 31, @@session.sql_mode = 4194304"
 	if got := setStatement(statementSession(st, true, true)); got != want {

@@ -57,6 +57,8 @@ const (
 	// MariaDB's only: check_constraint_checks=0 and sql_if_exists=1.
 	OptionNoCheckConstraintChecks = 1 << 15
 	OptionIfExists                = 1 << 28
+	// MariaDB's (10.10 and later): explicit_defaults_for_timestamp=1.
+	OptionExplicitDefaultsTS = 1 << 24
 )
 
 // Query event status variable codes (MySQL log_event.h, MariaDB log_event.h).

@@ -72,7 +72,15 @@ func (s *Store) Fingerprint(ctx context.Context, objs []Object) (string, error) 
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// showCreate returns the object's definition, or "absent".
+// unopenable are the errors of a table whose definition the server has
+// but whose engine cannot open it: 1030 "Got error N from storage
+// engine", 1033 incorrect information in file, 1034/1035 key file, 1194/
+// 1195 crashed, 1286 unknown storage engine, 1812 tablespace missing,
+// 1932 table doesn't exist in engine.
+var unopenable = map[uint16]bool{1030: true, 1033: true, 1034: true, 1035: true, 1194: true, 1195: true, 1286: true, 1812: true, 1932: true}
+
+// showCreate returns the object's definition, "absent", or "unopenable
+// N" for a table whose engine cannot open it.
 func (s *Store) showCreate(ctx context.Context, o Object) (string, error) {
 	var q string
 	if o.Table == "" {
@@ -83,9 +91,15 @@ func (s *Store) showCreate(ctx context.Context, o Object) (string, error) {
 	rows, err := s.db.QueryContext(ctx, q)
 	if err != nil {
 		var me *mysql.MySQLError
+		switch {
 		// 1049 unknown database, 1146 no such table.
-		if errors.As(err, &me) && (me.Number == 1049 || me.Number == 1146) {
+		case errors.As(err, &me) && (me.Number == 1049 || me.Number == 1146):
 			return "absent", nil
+		case errors.As(err, &me) && unopenable[me.Number]:
+			// A table the engine cannot open (a DROP of it is what
+			// the DDL may well be): that is its state, as long as it
+			// lasts, and the DDL changes it.
+			return fmt.Sprintf("unopenable %d", me.Number), nil
 		}
 		return "", fmt.Errorf("fingerprinting %s: %w", o, err)
 	}

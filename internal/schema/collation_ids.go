@@ -95,7 +95,7 @@ const mariadbCollationIDs = `
 
 var mariadbByID = sync.OnceValue(func() map[int]string {
 	m := map[int]string{}
-	for _, f := range strings.Fields(mariadbCollationIDs) {
+	for _, f := range strings.Fields(mariadbCollationIDs + mariadbCollationIDsAbove255) {
 		id, name, _ := strings.Cut(f, ":")
 		n, err := strconv.Atoi(id)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -74,6 +75,20 @@ func (c *Column) prepare(tp byte, meta uint16) error {
 		return c.prepareString(length)
 	}
 	return nil
+}
+
+// zeroTimestamp is how go-mysql prints a TIMESTAMP of second 0.
+const zeroTimestamp = "0000-00-00 00:00:00"
+
+// epochFraction reports whether s, a value of column c, is a TIMESTAMP in
+// the epoch's first second with a fraction ('1970-01-01 00:00:00.000001'
+// UTC), which go-mysql prints as "0000-00-00 00:00:00.000001": only second
+// 0 without a fraction is the zero value.
+func (c *Column) epochFraction(s string) bool {
+	if c.Type != mysql.MYSQL_TYPE_TIMESTAMP2 || !strings.HasPrefix(s, zeroTimestamp+".") {
+		return false
+	}
+	return strings.Trim(s[len(zeroTimestamp)+1:], "0") != ""
 }
 
 // prepareString handles CHAR, VARCHAR, TEXT and their binary kin by
@@ -192,6 +207,12 @@ func value(c *Column, v any) (any, error) {
 	case encText, encJSON:
 		switch x := v.(type) {
 		case string:
+			if c.epochFraction(x) {
+				// go-mysql prints a TIMESTAMP of second 0 as the zero
+				// value, fraction kept; a fraction makes it the epoch's
+				// first second (the applier's session is in UTC).
+				return "1970-01-01 00:00:00" + x[len(zeroTimestamp):], nil
+			}
 			return v, nil
 		case []byte:
 			return string(x), nil
