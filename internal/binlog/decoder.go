@@ -1,6 +1,7 @@
 package binlog
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -304,19 +305,26 @@ func (d *Decoder) query(t *Txn, h *replication.EventHeader, e *replication.Query
 
 func (d *Decoder) rows(t *Txn, e *replication.RowsEvent, typ replication.EventType) error {
 	h := rowsHeader{tableID: e.TableID, flags: e.Flags, columns: int(e.ColumnCount), bitmap1: e.ColumnBitmap1, bitmap2: e.ColumnBitmap2}
-	return d.addRows(t, typ, e.Table, nil, h, e.Rows)
+	// go-mysql decoded the rows with its copy of the Decoder's table map
+	// (tableMap), whose compressed columns addRows decompresses.
+	full := d.tables[e.TableID]
+	if full != nil && (e.Table == nil || !bytes.Equal(full.tm.ColumnType, e.Table.ColumnType)) {
+		full = nil
+	}
+	return d.addRows(t, typ, e.Table, full, h, e.Rows)
 }
 
 // addRows adds to t the rows of an event of type typ on table tm (nil if
-// it has no table map), whose names are in names if the Decoder has
-// them, with header h and the row images decoded.
-func (d *Decoder) addRows(t *Txn, typ replication.EventType, tm *replication.TableMapEvent, names *fullTableMap, h rowsHeader, images [][]any) error {
+// it has no table map), with header h and the row images decoded. ft is
+// the Decoder's own decoding of tm, if it has it: its names, and its
+// compressed columns, whose values are decompressed here.
+func (d *Decoder) addRows(t *Txn, typ replication.EventType, tm *replication.TableMapEvent, ft *fullTableMap, h rowsHeader, images [][]any) error {
 	if h.flags&RowsFlagStmtEnd != 0 {
 		// The statement's table maps end with it, as in go-mysql's parser.
 		clear(d.tables)
 		d.dropLazy()
 	}
-	r := &Rows{Table: tm, Images: images, Flags: h.flags, PartialJSON: typ == replication.PARTIAL_UPDATE_ROWS_EVENT, names: names}
+	r := &Rows{Table: tm, Images: images, Flags: h.flags, PartialJSON: typ == replication.PARTIAL_UPDATE_ROWS_EVENT, names: ft}
 	full := func(bm []byte) []byte {
 		for i := 0; i < h.columns; i++ {
 			if bm[i>>3]&(1<<(uint(i)&7)) == 0 {
@@ -340,6 +348,13 @@ func (d *Decoder) addRows(t *Txn, typ replication.EventType, tm *replication.Tab
 	}
 	if tm == nil {
 		return fmt.Errorf("%w: rows event for table id %d without a table map", ErrCorrupt, h.tableID)
+	}
+	if ft != nil && len(ft.compressed) > 0 {
+		// Also while summing up a large transaction: a value that does
+		// not decompress stops it here, not when its pieces apply.
+		if err := ft.decompressRows(images); err != nil {
+			return err
+		}
 	}
 	if d.summary {
 		t.noteRows(tm, r.Changes())

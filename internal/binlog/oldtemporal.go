@@ -284,10 +284,7 @@ func oldBytes(tp byte, digits int) int {
 // not known; known says whether the table is.
 func unknownPrecision(tm *replication.TableMapEvent, i int, known bool) error {
 	table := quoteName(string(tm.Schema), string(tm.Table))
-	col := "column " + strconv.Itoa(i+1)
-	if names := tm.ColumnNameString(); i < len(names) {
-		col += " (" + quoteIdent(names[i]) + ")"
-	}
+	col := columnLabel(tm, i)
 	why := "the table is not known"
 	if known {
 		why = "its table has no temporal column there"

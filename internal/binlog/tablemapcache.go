@@ -28,6 +28,9 @@ type fullTableMaps map[string]*fullTableMap
 type fullTableMap struct {
 	tm            *replication.TableMapEvent
 	schema, table string
+	// compressed holds the indexes of MariaDB's compressed columns, which
+	// tm types as BLOB or VARCHAR (see compressed.go).
+	compressed []int
 }
 
 // forgetTableMaps empties the table maps kept, and the full parser's.
@@ -43,7 +46,8 @@ func skipOptionalMeta([]byte) error { return nil }
 
 // tableMap decodes a table map event: the parser registers it for the
 // rows events that follow, and it gets the optional metadata decoded once
-// for the same bytes, from a private copy (events' bytes may be reused).
+// for the same bytes, from a private copy (events' bytes may be reused),
+// in which compressed columns have their plain types (see compressed.go).
 func (d *Decoder) tableMap(ev Event) (*replication.BinlogEvent, error) {
 	be, err := parseWith(d.parser, ev)
 	if err != nil {
@@ -62,7 +66,12 @@ func (d *Decoder) tableMap(ev Event) (*replication.BinlogEvent, error) {
 				return nil, err
 			}
 		}
-		fb, err := parseWith(d.full, Event{Data: bytes.Clone(ev.Data), Pos: ev.Pos})
+		data := bytes.Clone(ev.Data)
+		var compressed []int
+		if d.tableIDLen(replication.TABLE_MAP_EVENT) == tableIDLen {
+			compressed = plainCompressed(data)
+		}
+		fb, err := parseWith(d.full, Event{Data: data, Pos: ev.Pos})
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +79,7 @@ func (d *Decoder) tableMap(ev Event) (*replication.BinlogEvent, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: a table map event decoded as %T", ErrCorrupt, fb.Event)
 		}
-		full = &fullTableMap{tm: ftm, schema: string(ftm.Schema), table: string(ftm.Table)}
+		full = &fullTableMap{tm: ftm, schema: string(ftm.Schema), table: string(ftm.Table), compressed: compressed}
 		d.maps[string(body)] = full
 	}
 	*tm = *full.tm // the registered event, now with every field
