@@ -184,6 +184,27 @@ func fidelityCases(loadFile string) []fidelityCase {
 			"DROP TABLE p",
 			"SET foreign_key_checks = 1",
 		}},
+		{name: "ddl_session_bits", sql: true, stmts: []string{
+			// explicit_defaults_for_timestamp (an option bit of the
+			// query event since MariaDB 10.10) shapes a CREATE TABLE's
+			// TIMESTAMP columns; a UCA 14.0 collation (ID 2304) names the
+			// session's character sets (type_timestamp.test,
+			// ctype_utf8mb4_uca.test).
+			"SET explicit_defaults_for_timestamp = OFF", "CREATE TABLE t1 (f1 TIMESTAMP, f2 TIMESTAMP)",
+			"SET explicit_defaults_for_timestamp = ON", "CREATE TABLE t2 (f1 TIMESTAMP)",
+			"SET NAMES utf8mb4 COLLATE utf8mb4_uca1400_ai_ci", "CREATE TABLE u (a VARCHAR(10))",
+			"INSERT INTO u VALUES ('ä')", "SET NAMES utf8mb4",
+		}},
+		{name: "epoch_fraction", sql: true, stmts: []string{
+			// The epoch's first second with a fraction is no zero
+			// TIMESTAMP (MariaDB's type_timestamp.test).
+			"SET time_zone = '+00:00'",
+			"CREATE TABLE e (id INT PRIMARY KEY, a TIMESTAMP(6) NULL, b TIMESTAMP(3) NULL)",
+			"INSERT INTO e VALUES (1, '1970-01-01 00:00:00.000001', '1970-01-01 00:00:00.5'), (2, '1970-01-01 00:00:01.25', NULL)",
+			"UPDATE e SET id = 3 WHERE a = '1970-01-01 00:00:00.000001'",
+			"SET time_zone = '+03:00'",
+			"INSERT INTO e VALUES (4, '1970-01-01 03:00:00.7', '1970-01-01 03:00:00.001')",
+		}},
 		{name: "check_checks", sql: true, stmts: []string{
 			// Rows and DDL the source checked no constraint for: its row
 			// events and query events say so, and a replica does not
@@ -200,6 +221,8 @@ func fidelityCases(loadFile string) []fidelityCase {
 			// binlog): a replica drops what it has and goes on.
 			"CREATE SEQUENCE s1", "SET sql_log_bin = 0", "CREATE SEQUENCE s2", "SET sql_log_bin = 1",
 			"DROP SEQUENCE s1, s2",
+			"CREATE TABLE tt (a INT)", "SET sql_log_bin = 0", "CREATE TRIGGER tr1 BEFORE INSERT ON tt FOR EACH ROW SET @a = 1",
+			"SET sql_log_bin = 1", "DROP TRIGGER tr1", "INSERT INTO tt VALUES (1)",
 		}},
 		{name: "ddl_error", sql: true, stmts: []string{
 			// Logged with the error they met on the source: a replica
@@ -212,6 +235,51 @@ func fidelityCases(loadFile string) []fidelityCase {
 			"SET sql_log_bin = 0", "CREATE TABLE unlogged (id INT PRIMARY KEY)", "SET sql_log_bin = 1",
 			"DROP TABLE unlogged",
 		}},
+		{name: "period_keys", sql: true, stmts: []string{
+			// A long unique key (VARCHAR(4096), BLOB, TEXT, USING HASH) has
+			// a hidden hash column, DB_ROW_HASH_n, after the table's own in
+			// row images: the target computes it (suite/period/long_unique).
+			"CREATE TABLE lu (f VARCHAR(4096), s DATE, e DATE, PERIOD FOR app (s, e), UNIQUE (f))",
+			"INSERT INTO lu VALUES ('foo', '2023-08-30', '2025-07-09'), ('bar', '2021-01-01', '2021-12-31')",
+			"DELETE FROM lu FOR PORTION OF app FROM '2023-08-29' TO '2025-07-01'",
+			"UPDATE lu FOR PORTION OF app FROM '2021-01-01' TO '2021-06-01' SET f = 'baz'",
+			"CREATE TABLE lt (a INT, f TEXT UNIQUE, s DATETIME, e DATETIME, PERIOD FOR p (s, e))",
+			"INSERT INTO lt VALUES (1, 'foo', '1900-01-01', '2000-01-01'), (2, 'bar', '1900-01-01', '2000-01-01')",
+			"DELETE FROM lt FOR PORTION OF p FROM '1980-01-01' TO '2000-01-01'",
+			"UPDATE lt FOR PORTION OF p FROM '1900-01-01' TO '1950-01-01' SET f = CONCAT(f, '2')",
+			// WITHOUT OVERLAPS: rows of one id conflict when their periods
+			// overlap, so a row that takes a period another one freed must
+			// follow it (suite/period/overlaps).
+			"CREATE TABLE wo (id INT, u INT, s DATE, e DATE, v INT, PERIOD FOR p (s, e), " +
+				"PRIMARY KEY (id, p WITHOUT OVERLAPS), UNIQUE (u, p WITHOUT OVERLAPS))",
+			"INSERT INTO wo VALUES (1, 1, '2003-01-01', '2003-03-01', 0), (1, 2, '2003-05-01', '2003-07-01', 0), (2, NULL, '2003-01-01', '2003-12-01', 0)",
+			"@fail INSERT INTO wo VALUES (1, 3, '2003-02-01', '2003-04-01', 0)",
+			"UPDATE wo SET e = '2003-04-01' WHERE id = 1 AND s = '2003-01-01'",
+			"DELETE FROM wo WHERE id = 1 AND s = '2003-01-01'",
+			"INSERT INTO wo VALUES (1, 1, '2003-02-01', '2003-04-01', 1)",
+			"UPDATE wo FOR PORTION OF p FROM '2003-06-01' TO '2003-06-15' SET v = 5",
+			"DELETE FROM wo FOR PORTION OF p FROM '2003-03-01' TO '2003-03-15'",
+			"UPDATE wo SET id = 3 WHERE id = 2",
+			"INSERT INTO wo VALUES (2, 9, '2003-06-01', '2003-12-01', 0)",
+			"UPDATE wo SET u = 9, s = '2003-01-01', e = '2003-02-01' WHERE id = 1 AND s = '2003-02-01'",
+			"CREATE TABLE cars (id INT AUTO_INCREMENT, price INT, s DATE, e DATE, PERIOD FOR p (s, e), " +
+				"PRIMARY KEY (id, p WITHOUT OVERLAPS), b BLOB UNIQUE)",
+			"INSERT INTO cars (price, s, e) VALUES (1000, '2018-01-01', '2020-01-01')",
+			"UPDATE cars FOR PORTION OF p FROM '2019-01-01' TO '2019-12-01' SET price = 1100",
+			"UPDATE cars SET b = 'x' WHERE price = 1100", "DELETE FROM cars FOR PORTION OF p FROM '2019-12-10' TO '2019-12-20'",
+			// Plain long unique keys, without a period: nullable (the table
+			// is keyless) and beside a primary key, and a column of the
+			// table named as a hash column (the key's is DB_ROW_HASH_2).
+			"CREATE TABLE bu (id INT PRIMARY KEY, b BLOB UNIQUE, v VARCHAR(2000) CHARACTER SET utf8mb4, UNIQUE (v))",
+			"INSERT INTO bu VALUES (1, 'a', 'x'), (2, 'b', 'y'), (3, NULL, NULL)",
+			"UPDATE bu SET b = 'c' WHERE id = 1", "DELETE FROM bu WHERE id = 2",
+			"INSERT INTO bu VALUES (4, 'b', 'y')", "UPDATE bu SET b = 'a', v = 'z' WHERE id = 3",
+			"CREATE TABLE bk (b BLOB, n INT, UNIQUE (b) USING HASH)",
+			"INSERT INTO bk VALUES ('a', 1), ('b', 2), (NULL, 3), (NULL, 3)",
+			"UPDATE bk SET n = 4 WHERE b = 'a'", "DELETE FROM bk WHERE b = 'b'", "UPDATE bk SET b = 'b' WHERE n = 3 LIMIT 1",
+			"CREATE TABLE named (id INT PRIMARY KEY, DB_ROW_HASH_1 BIGINT, b BLOB UNIQUE)",
+			"INSERT INTO named VALUES (1, 10, 'a'), (2, 20, 'b')", "UPDATE named SET DB_ROW_HASH_1 = 11, b = 'c' WHERE id = 1",
+		}},
 		{name: "versioned_alter", stmts: []string{
 			"CREATE TABLE v (id INT PRIMARY KEY, a INT) WITH SYSTEM VERSIONING", "INSERT INTO v VALUES (1, 1)", "UPDATE v SET a = 2",
 			"SET system_versioning_alter_history = KEEP", "ALTER TABLE v ADD COLUMN b INT", "UPDATE v SET b = 3",
@@ -223,6 +291,29 @@ func fidelityCases(loadFile string) []fidelityCase {
 			"INSERT INTO b VALUES (1, REPEAT('x', 14 << 20)), (2, REPEAT('y', 6 << 20))",
 			"UPDATE b SET v = CONCAT(v, 'z') WHERE id = 2",
 			"DELETE FROM b WHERE id = 1",
+		}},
+		{name: "compressed", sql: true, stmts: []string{
+			// MariaDB's compressed columns: the row images carry the values
+			// as stored (types 140 and 141, a header byte, then the value or
+			// its zlib stream), which the SQL path writes uncompressed. Empty,
+			// NULL, short (stored as is) and long (compressed) values, raw
+			// deflate and (column_compression_zlib_wrap) zlib streams.
+			"CREATE TABLE c (id INT PRIMARY KEY, b BLOB COMPRESSED, t TEXT COMPRESSED CHARACTER SET utf8mb4, " +
+				"v VARCHAR(300) COMPRESSED CHARACTER SET utf8mb4, l VARCHAR(100) COMPRESSED CHARACTER SET latin1, lb LONGBLOB COMPRESSED)",
+			"INSERT INTO c VALUES (1, '', '', '', '', ''), (2, NULL, NULL, NULL, NULL, NULL), (3, 'x', 'é', 'short', 'ÿ', 'lb'), " +
+				"(4, REPEAT('abc', 100), REPEAT('é🙂', 60), REPEAT('ü', 300), REPEAT('ÿ', 100), REPEAT('L', 70000))",
+			"SET SESSION column_compression_zlib_wrap = ON",
+			"UPDATE c SET b = REPEAT('w', 500), v = REPEAT('wrap', 50) WHERE id = 3",
+			"SET SESSION column_compression_zlib_wrap = DEFAULT",
+			"UPDATE c SET t = CONCAT(t, '!'), l = NULL WHERE id = 4",
+			"DELETE FROM c WHERE id = 1",
+			// A transaction larger than --large-txn-piece, applied in pieces.
+			"INSERT INTO c (id, b, v) SELECT 100 + seq, REPEAT(CHAR(65 + seq % 26), 200 + seq), CONCAT('row ', seq) FROM seq_1_to_3000",
+			// Keyless: the rows are found by every column, the compressed
+			// ones too.
+			"CREATE TABLE k (v VARCHAR(500) COMPRESSED, n INT)",
+			"INSERT INTO k VALUES (REPEAT('k', 300), 1), ('k', 2), (REPEAT('k', 300), 4)",
+			"UPDATE k SET n = 3 WHERE n = 1", "DELETE FROM k WHERE n = 2",
 		}},
 		{name: "event", sql: true, stmts: []string{
 			"CREATE TABLE ticks (id INT AUTO_INCREMENT PRIMARY KEY, at DATETIME(6))",

@@ -30,6 +30,13 @@
 // exclusive token on the table, so they run one at a time but beside
 // transactions on other tables.
 //
+// A key over an application-time period, UNIQUE (u, p WITHOUT OVERLAPS),
+// hashes u alone: rows conflict through it when their periods overlap,
+// which equal values of every part would not tell, so all writers of one
+// u run in order, whatever their periods. The hidden hash column of a long
+// unique key (DB_ROW_HASH_n, after the table's columns in row images) is
+// in no key: the key over the columns it hashes is.
+//
 // String key values hash by their collation's weights (package collation),
 // so values the server calls equal share a key. Foreign keys with cascading
 // actions work the same way: a transaction that may cascade into a child

@@ -43,12 +43,16 @@ func (x *Extractor) plan(t *schema.Table) *tablePlan {
 	// unique key with a NULL part holds any number of such rows, which
 	// then have no key at all (MySQL falls back to commit order for them).
 	// Without such a key the table is keyless.
+	// A WITHOUT OVERLAPS key hashes only its parts before the period: two
+	// rows whose periods overlap conflict through it without being equal
+	// in every part (see schema.Index.ConflictColumns).
 	p.keyless = true
 	for _, ix := range t.Indexes {
-		if ix.Primary || !slices.ContainsFunc(ix.Columns, func(c int) bool { return t.Columns[c].Nullable }) {
+		cols, prefix := ix.ConflictColumns()
+		if ix.Primary || !slices.ContainsFunc(cols, func(c int) bool { return t.Columns[c].Nullable }) {
 			p.keyless = false
 		}
-		p.keys = append(p.keys, newKeyPlan(t, ix.Name, ix.Columns, ix.Prefix, t, ix.Columns))
+		p.keys = append(p.keys, newKeyPlan(t, ix.Name, cols, prefix, t, cols))
 	}
 	// Column lists other tables' foreign keys reference without a unique
 	// index on them: hash them too, or a child row could miss its parent.
@@ -157,10 +161,11 @@ func columnCollation(c schema.Column) *collation.Collation {
 }
 
 // matchUnique finds a unique index over exactly the columns cols (in any
-// order, without prefixes).
+// order, without prefixes) whose key hashes them all: not a WITHOUT
+// OVERLAPS key, which hashes fewer.
 func matchUnique(t *schema.Table, cols []int) (schema.Index, bool) {
 	for _, ix := range t.Indexes {
-		if len(ix.Columns) != len(cols) || slices.ContainsFunc(ix.Prefix, func(p int) bool { return p > 0 }) {
+		if ix.WithoutOverlaps || len(ix.Columns) != len(cols) || slices.ContainsFunc(ix.Prefix, func(p int) bool { return p > 0 }) {
 			continue
 		}
 		if sameSet(ix.Columns, cols) {

@@ -66,7 +66,7 @@ func (x *Extractor) statementKeys(w schema.Writes, ws *Writeset) bool {
 		return false
 	}
 	pk := tbl.PrimaryKey()
-	if pk == nil || slices.ContainsFunc(pk.Prefix, func(n int) bool { return n != 0 }) {
+	if pk == nil || pk.WithoutOverlaps || slices.ContainsFunc(pk.Prefix, func(n int) bool { return n != 0 }) {
 		return false
 	}
 	cols := make([]string, len(pk.Columns))

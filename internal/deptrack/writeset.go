@@ -161,8 +161,12 @@ func (x *Extractor) rows(r *binlog.Rows, ws *Writeset) bool {
 		return false
 	}
 	if len(tbl.Columns) != int(r.Table.ColumnCount) {
-		ws.barrier(CauseSchemaMismatch, name())
-		return false
+		// The hidden hash columns of long unique keys follow the table's
+		// own; no key hashes them.
+		if _, ok := tbl.HashColumns(r.Table.ColumnNameString(), r.Table.ColumnType); !ok {
+			ws.barrier(CauseSchemaMismatch, name())
+			return false
+		}
 	}
 	p := x.plan(tbl)
 	if p.keyless {

@@ -45,6 +45,10 @@ func (a *applier) createTable(n *ast.CreateTableStmt) error {
 			return err
 		}
 	}
+	if err := a.addPeriod(d); err != nil {
+		a.unknown(name)
+		return err
+	}
 	for _, cons := range n.Constraints {
 		if err := a.addConstraint(d, cons); err != nil {
 			a.unknown(name)
@@ -79,6 +83,22 @@ func (a *applier) createLike(name, src TableName) error {
 	a.put(t)
 	if a.c.unknown[src] {
 		a.unknown(name) // a copy of an uncertain definition
+	}
+	return nil
+}
+
+// addPeriod applies the statement's application-time period, if any, to
+// d: MariaDB makes its columns NOT NULL.
+func (a *applier) addPeriod(d *draft) error {
+	if a.period == nil {
+		return nil
+	}
+	for _, c := range []string{a.period.start, a.period.end} {
+		i := d.col(c)
+		if i < 0 {
+			return fmt.Errorf("%w: period %s of %s names unknown column %s", ErrMismatch, QuoteIdent(a.period.name), d.tableName(), QuoteIdent(c))
+		}
+		d.cols[i].Nullable = false
 	}
 	return nil
 }
@@ -271,6 +291,18 @@ func (a *applier) addConstraint(d *draft, cons *ast.Constraint) error {
 		for _, part := range cons.Keys {
 			if part.Column == nil || part.Expr != nil {
 				return fmt.Errorf("%w: unique key %s of %s is on an expression", ErrUnparsed, QuoteIdent(cons.Name), d.tableName())
+			}
+			if part.Length == overlapsMark {
+				// p WITHOUT OVERLAPS (see rewriteForParser): the period's
+				// end and start, as the server lists them.
+				p := a.period
+				if p == nil || !strings.EqualFold(p.name, part.Column.Name.O) {
+					return fmt.Errorf("%w: key %s of %s is WITHOUT OVERLAPS of no period of the table", ErrUnparsed, QuoteIdent(cons.Name), d.tableName())
+				}
+				k.overlaps = true
+				k.cols = append(k.cols, p.end, p.start)
+				k.prefix = append(k.prefix, 0, 0)
+				continue
 			}
 			k.cols = append(k.cols, part.Column.Name.O)
 			k.prefix = append(k.prefix, max(part.Length, 0))

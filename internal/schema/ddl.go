@@ -94,6 +94,7 @@ type applier struct {
 	ifExists      bool              // IF EXISTS the parser could not take
 	ifNotExists   bool              // IF NOT EXISTS the parser could not take
 	orReplace     bool              // CREATE OR REPLACE
+	period        *period           // the application-time period of a CREATE TABLE
 	// dump is set when the statements are a schema dump, which says what
 	// exists: its IF NOT EXISTS never meets an unknown object.
 	dump bool
@@ -131,7 +132,7 @@ func (a *applier) tableName(tn *ast.TableName) TableName {
 
 // apply applies one cleaned statement.
 func (a *applier) apply(text string) error {
-	a.typeOverrides, a.ifExists, a.ifNotExists, a.orReplace = nil, false, false, false
+	a.typeOverrides, a.ifExists, a.ifNotExists, a.orReplace, a.period = nil, false, false, false, nil
 	toks := tokenize(text)
 	if body, ok := setStatementBody(text, toks); ok {
 		text, toks = body, tokenize(body)
@@ -152,7 +153,7 @@ func (a *applier) apply(text string) error {
 			a.markScanned(toks)
 			return fmt.Errorf("%w: %v", ErrUnparsed, err)
 		}
-		a.typeOverrides, a.ifExists, a.ifNotExists, a.orReplace = rw.types, rw.ifExists, rw.ifNotExists, rw.orReplace
+		a.typeOverrides, a.ifExists, a.ifNotExists, a.orReplace, a.period = rw.types, rw.ifExists, rw.ifNotExists, rw.orReplace, rw.period
 	}
 	var errs []error
 	for _, n := range nodes {

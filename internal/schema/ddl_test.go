@@ -154,6 +154,29 @@ func TestApplyDDLCreateTable(t *testing.T) {
 		want:    map[string]string{"db.t": "-"},
 		unknown: []string{"db.t"},
 	}, {
+		name: "an application-time period: its columns NOT NULL, WITHOUT OVERLAPS keys end with its end and start",
+		ddl: "CREATE TABLE t (id INT, u INT, s DATE, e DATE, PERIOD FOR p (s, e), PRIMARY KEY (id, p WITHOUT OVERLAPS), " +
+			"UNIQUE (u, p without overlaps), UNIQUE (u), UNIQUE KEY k (id, e, s))",
+		want: map[string]string{"db.t": "(id int, u int null, s date, e date) PRIMARY(id,period e,s) k(id,e,s) u(u,period e,s) u_2(u)"},
+	}, {
+		name: "a period first, a prefix key over it, a long unique key beside it",
+		ddl: "CREATE OR REPLACE TABLE t (PERIOD FOR `a p`(`s``1`, e), `s``1` DATETIME(6), e DATETIME(6), a VARCHAR(6), " +
+			"f VARCHAR(4096), UNIQUE (a(3), `A P` WITHOUT OVERLAPS), UNIQUE (f)) ENGINE=MyISAM",
+		want: map[string]string{"db.t": "(s`1 datetime, e datetime, a varchar latin1_swedish_ci null, f varchar latin1_swedish_ci null) " +
+			"f(f) a(a:3,period e,s`1)"},
+	}, {
+		name:    "a system-time period is Unknown",
+		ddl:     "CREATE TABLE t (a INT, rs TIMESTAMP(6) AS ROW START, re TIMESTAMP(6) AS ROW END, PERIOD FOR SYSTEM_TIME (rs, re)) WITH SYSTEM VERSIONING",
+		wantErr: ErrUnparsed,
+		want:    map[string]string{"db.t": "-"},
+		unknown: []string{"db.t"},
+	}, {
+		name:    "WITHOUT OVERLAPS of no period",
+		ddl:     "CREATE TABLE t (id INT, s DATE, e DATE, PERIOD FOR p (s, e), UNIQUE (id, q WITHOUT OVERLAPS))",
+		wantErr: ErrUnparsed,
+		want:    map[string]string{"db.t": "-"},
+		unknown: []string{"db.t"},
+	}, {
 		name:    "a unique key on an expression is Unknown",
 		ddl:     "CREATE TABLE t (a INT, b INT, UNIQUE KEY u ((a + b)))",
 		wantErr: ErrUnparsed,
@@ -279,6 +302,30 @@ func TestApplyDDLAlterTable(t *testing.T) {
 		setup: []string{base},
 		ddl:   "ALTER TABLE t NOWAIT ENGINE=InnoDB, COMMENT 'x', ALTER COLUMN b SET DEFAULT (1 + 2), ORDER BY a",
 		want:  map[string]string{"db.t": "(a int, b int null, c varchar latin1_swedish_ci null) PRIMARY(a) u(b,c)"},
+	}, {
+		name:  "a period table altered keeps its WITHOUT OVERLAPS key",
+		setup: []string{"CREATE TABLE t (id INT, s DATE, e DATE, PERIOD FOR p (s, e), UNIQUE (id, p WITHOUT OVERLAPS))"},
+		ddl:   "ALTER TABLE t ADD COLUMN y INT FIRST, CHANGE COLUMN id pid INT NOT NULL",
+		want:  map[string]string{"db.t": "(y int null, pid int, s date, e date) id(pid,period e,s)"},
+	}, {
+		name:  "a WITHOUT OVERLAPS key copied by CREATE TABLE LIKE",
+		setup: []string{"CREATE TABLE t (id INT, s DATE, e DATE, PERIOD FOR p (s, e), PRIMARY KEY (id, p WITHOUT OVERLAPS))"},
+		ddl:   "CREATE TABLE t2 LIKE t",
+		want:  map[string]string{"db.t2": "(id int, s date, e date) PRIMARY(id,period e,s)"},
+	}, {
+		name:    "a period added by ALTER TABLE",
+		setup:   []string{base},
+		ddl:     "ALTER TABLE t ADD COLUMN s DATE, ADD COLUMN e DATE, ADD PERIOD FOR p (s, e)",
+		wantErr: ErrUnparsed,
+		want:    map[string]string{"db.t": "(a int, b int null, c varchar latin1_swedish_ci null) PRIMARY(a) u(b,c)"},
+		unknown: []string{"db.t"},
+	}, {
+		name:    "a WITHOUT OVERLAPS key added by ALTER TABLE",
+		setup:   []string{"CREATE TABLE t (id INT, s DATE, e DATE, PERIOD FOR p (s, e))"},
+		ddl:     "ALTER TABLE t ADD PRIMARY KEY (id, p WITHOUT OVERLAPS)",
+		wantErr: ErrUnparsed,
+		want:    map[string]string{"db.t": "(id int null, s date, e date)"},
+		unknown: []string{"db.t"},
 	}, {
 		name:    "system versioning added to a table",
 		setup:   []string{base},

@@ -25,6 +25,9 @@ type draftKey struct {
 	cols    []string
 	prefix  []int
 	hash    bool // USING HASH: MariaDB lists such keys after the others
+	// overlaps: the key is over a period WITHOUT OVERLAPS, whose end and
+	// start are its last two cols (see Index.WithoutOverlaps).
+	overlaps bool
 }
 
 type draftFK struct {
@@ -41,7 +44,7 @@ func draftOf(t *Table) *draft {
 	d := &draft{schema: t.Schema, name: t.Name, charset: t.Charset, collation: t.Collation, triggers: t.Triggers}
 	d.cols = slices.Clone(t.Columns)
 	for _, ix := range t.Indexes {
-		k := draftKey{name: ix.Name, primary: ix.Primary, prefix: slices.Clone(ix.Prefix)}
+		k := draftKey{name: ix.Name, primary: ix.Primary, prefix: slices.Clone(ix.Prefix), overlaps: ix.WithoutOverlaps}
 		for _, p := range ix.Columns {
 			k.cols = append(k.cols, t.Columns[p].Name)
 		}
@@ -216,7 +219,7 @@ func (d *draft) table() (*Table, error) {
 		}
 	}
 	for _, k := range d.keys {
-		ix := Index{Name: k.name, Primary: k.primary, Prefix: slices.Clone(k.prefix)}
+		ix := Index{Name: k.name, Primary: k.primary, Prefix: slices.Clone(k.prefix), WithoutOverlaps: k.overlaps}
 		for _, c := range k.cols {
 			i := d.col(c)
 			if i < 0 {

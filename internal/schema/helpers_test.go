@@ -105,6 +105,9 @@ func describe(tb *Table) string {
 			}
 			parts = append(parts, s)
 		}
+		if ix.WithoutOverlaps {
+			parts[len(parts)-2] = "period " + parts[len(parts)-2]
+		}
 		b.WriteString(" " + ix.Name + "(" + strings.Join(parts, ",") + ")")
 	}
 	for _, fk := range tb.ForeignKeys {

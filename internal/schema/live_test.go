@@ -73,6 +73,8 @@ CREATE TABLE typed (id INT PRIMARY KEY, u UUID, ip INET6, ip4 INET4, g POINT NOT
 CREATE TABLE parted (id INT NOT NULL, v CHAR(2), PRIMARY KEY (id)) ENGINE=InnoDB
   PARTITION BY HASH (id) PARTITIONS 2;
 CREATE TABLE versioned (id INT PRIMARY KEY, v INT) WITH SYSTEM VERSIONING;
+CREATE TABLE periods (id INT, u INT, s DATE, e DATE, f VARCHAR(4096), PERIOD FOR p (s, e),
+  PRIMARY KEY (id, p WITHOUT OVERLAPS), UNIQUE (u, p WITHOUT OVERLAPS), UNIQUE (f)) ENGINE=InnoDB;
 CREATE SEQUENCE seq1;
 ` + "CREATE TABLE `we``ird tablé` (`col ``x`` ü` INT NOT NULL, `ключ` VARCHAR(10) COLLATE utf8mb4_unicode_ci,\n" +
 	"  PRIMARY KEY (`col ``x`` ü`), UNIQUE KEY `u k` (`ключ`)) ENGINE=InnoDB;\n" +
@@ -187,6 +189,16 @@ func checkFixture(t *testing.T, c *Catalog) {
 	if want := []string{"b", "e", "a", "t"}; !slices.Equal(names, want) {
 		t.Errorf("ordering keys = %v, want %v", names, want)
 	}
+	// WITHOUT OVERLAPS keys end with the period's end and start; the long
+	// unique key's hidden hash column is no column of the table.
+	wantIdx = []Index{
+		{Name: "PRIMARY", Primary: true, Columns: []int{0, 3, 2}, Prefix: []int{0, 0, 0}, WithoutOverlaps: true},
+		{Name: "u", Columns: []int{1, 3, 2}, Prefix: []int{0, 0, 0}, WithoutOverlaps: true},
+		{Name: "f", Columns: []int{4}, Prefix: []int{0}},
+	}
+	if per := c.Table("shop", "periods"); len(per.Columns) != 5 || !reflect.DeepEqual(per.Indexes, wantIdx) {
+		t.Errorf("periods = %+v, want indexes %+v", per, wantIdx)
+	}
 	if c.Table("shop", "log_nokey").PrimaryKey() != nil || len(c.Table("shop", "log_nokey").Indexes) != 0 {
 		t.Errorf("log_nokey has keys: %+v", c.Table("shop", "log_nokey").Indexes)
 	}
@@ -296,6 +308,9 @@ var liveDDL = []string{
 	"CREATE TABLE `we``ird ü` (`a b` INT PRIMARY KEY, `c``d` INT UNIQUE, `e f` INT)",
 	"ALTER TABLE `we``ird ü` DROP COLUMN `c``d`, ADD UNIQUE KEY `k k` (`e f`)",
 	"CREATE TABLE self (id INT PRIMARY KEY, parent INT, FOREIGN KEY (parent) REFERENCES self (id) ON DELETE CASCADE)",
+	"CREATE TABLE per (id INT, s DATETIME(3), e DATETIME(3), b BLOB, PERIOD FOR p (s, e), UNIQUE (id, p WITHOUT OVERLAPS), UNIQUE (b))",
+	"ALTER TABLE per ADD COLUMN y INT FIRST, CHANGE id pid INT",
+	"CREATE TABLE per2 LIKE per",
 	"RENAME TABLE self TO self2",
 	"ALTER TABLE c DROP COLUMN flags",
 	"ALTER TABLE c ADD COLUMN inv INT INVISIBLE, ADD COLUMN v INT AS (inv + 1) PERSISTENT, ADD COLUMN j JSON",

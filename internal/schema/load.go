@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	driver "github.com/go-sql-driver/mysql"
 )
 
 // ErrNoTable is returned by LoadTable when the table does not exist.
@@ -23,7 +25,8 @@ var systemSchemas = []any{"mysql", "information_schema", "performance_schema", "
 //
 // Base tables are loaded; views and sequences are not. System-versioned
 // tables, and tables with a unique key on an expression (MySQL 8), are
-// loaded but marked Unknown: their keys are not modelled.
+// loaded but marked Unknown: their keys are not modelled. MariaDB's
+// WITHOUT OVERLAPS keys are told by their period (see loadPeriods).
 func Load(ctx context.Context, db *sql.DB, schemas ...string) (*Catalog, error) {
 	f := filter{cond: "%s NOT IN (?, ?, ?, ?)", args: systemSchemas}
 	if len(schemas) > 0 {
@@ -86,6 +89,8 @@ type loader struct {
 	keyParts map[TableName]map[string][]keyPart
 	fks      map[fkID]*loadedFK
 	fkOrder  []fkID
+	// periods holds the application-time periods of each table (MariaDB).
+	periods map[TableName][]period
 }
 
 type keyPart struct {
@@ -113,8 +118,10 @@ type fkPart struct {
 
 func load(ctx context.Context, db *sql.DB, f filter) (*Catalog, error) {
 	l := &loader{c: NewCatalog(), tables: map[TableName]*Table{},
-		keyOrder: map[TableName][]string{}, keyParts: map[TableName]map[string][]keyPart{}, fks: map[fkID]*loadedFK{}}
-	steps := []func(context.Context, *sql.DB, filter) error{l.loadServer, l.loadSchemas, l.loadTables, l.loadColumns, l.loadKeys, l.loadFKColumns, l.loadFKRules, l.loadTriggers}
+		keyOrder: map[TableName][]string{}, keyParts: map[TableName]map[string][]keyPart{}, fks: map[fkID]*loadedFK{},
+		periods: map[TableName][]period{}}
+	steps := []func(context.Context, *sql.DB, filter) error{l.loadServer, l.loadSchemas, l.loadTables, l.loadColumns, l.loadKeys,
+		l.loadPeriods, l.loadFKColumns, l.loadFKRules, l.loadTriggers}
 	for _, step := range steps {
 		if err := step(ctx, db, f); err != nil {
 			return nil, fmt.Errorf("schema: load: %w", err)
@@ -288,6 +295,67 @@ func (l *loader) loadKeys(ctx context.Context, db *sql.DB, f filter) error {
 	})
 }
 
+// loadPeriods reads the application-time periods of a MariaDB server's
+// tables, which tell its WITHOUT OVERLAPS keys. information_schema before
+// MariaDB 11.4 (PERIODS) names neither, but a period shows as a CHECK
+// constraint `start` < `end` of its table, and a WITHOUT OVERLAPS key
+// lists the period's end and start as its last two parts (see
+// Index.WithoutOverlaps). A CHECK of the same shape that the user wrote,
+// on a table with a unique key ending in the same two columns, reads as a
+// period too: the key then keys rows more coarsely (Index.ConflictColumns),
+// which costs parallelism, never correctness.
+func (l *loader) loadPeriods(ctx context.Context, db *sql.DB, f filter) error {
+	if l.c.flavor != MariaDB {
+		return nil // MySQL has no periods, and no TABLE_NAME in CHECK_CONSTRAINTS
+	}
+	where, args := f.where("CONSTRAINT_SCHEMA", "TABLE_NAME")
+	err := query(ctx, db, `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, CHECK_CLAUSE
+		FROM information_schema.CHECK_CONSTRAINTS WHERE `+where, args, func(rows *sql.Rows) error {
+		var (
+			name               TableName
+			constraint, clause string
+		)
+		if err := rows.Scan(&name.Schema, &name.Name, &constraint, &clause); err != nil {
+			return err
+		}
+		if p, ok := periodCheck(constraint, clause); ok {
+			l.periods[name] = append(l.periods[name], p)
+		}
+		return nil
+	})
+	if me := (*driver.MySQLError)(nil); errors.As(err, &me) && me.Number == 1109 { // ER_UNKNOWN_TABLE
+		return nil // before MariaDB 10.3.10, which has no periods either
+	}
+	return err
+}
+
+// periodCheck reads the CHECK constraint of a period named name, whose
+// clause has the form `start` < `end`.
+func periodCheck(name, clause string) (period, bool) {
+	toks := tokenize(clause)
+	column := func(t token) bool { return t.kind == tokString || t.isName() }
+	if len(toks) != 3 || !column(toks[0]) || !toks[1].isPunct("<") || !column(toks[2]) {
+		return period{}, false
+	}
+	return period{name: name, start: toks[0].val, end: toks[2].val}, true
+}
+
+// withoutOverlaps reports whether ix, a key of t, is over one of t's
+// periods (see loadPeriods).
+func (l *loader) withoutOverlaps(t *Table, ix Index) bool {
+	n := len(ix.Columns)
+	if n < 3 || ix.Prefix[n-2] != 0 || ix.Prefix[n-1] != 0 {
+		return false // a WITHOUT OVERLAPS key has a part besides the period
+	}
+	end, start := t.Columns[ix.Columns[n-2]].Name, t.Columns[ix.Columns[n-1]].Name
+	for _, p := range l.periods[t.TableName()] {
+		if strings.EqualFold(p.start, start) && strings.EqualFold(p.end, end) {
+			return true
+		}
+	}
+	return false
+}
+
 // loadTriggers marks the tables that have triggers.
 func (l *loader) loadTriggers(ctx context.Context, db *sql.DB, f filter) error {
 	where, args := f.where("EVENT_OBJECT_SCHEMA", "EVENT_OBJECT_TABLE")
@@ -412,6 +480,7 @@ func (l *loader) resolveKeys(t *Table) bool {
 			ix.Prefix = append(ix.Prefix, int(p.prefix.Int64))
 		}
 		if len(ix.Columns) == len(parts) {
+			ix.WithoutOverlaps = l.withoutOverlaps(t, ix)
 			t.Indexes = append(t.Indexes, ix)
 		}
 	}

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -17,7 +19,24 @@ type rewrite struct {
 	// unsupported, if set, says why the statement's effect cannot be modelled
 	// even if it parses.
 	unsupported string
+	// period is the application-time period of a CREATE TABLE (its PERIOD
+	// FOR clause, removed), nil if it has none.
+	period *period
 }
+
+// period is an application-time period: its name and its start and end
+// columns.
+type period struct{ name, start, end string }
+
+// overlapsMark is the prefix length that marks, in a rewritten key, the
+// part that names a period WITHOUT OVERLAPS: "p WITHOUT OVERLAPS" becomes
+// "p(2147483647)", which the parser takes and no real prefix has (MariaDB
+// keys are at most a few thousand bytes long).
+const overlapsMark = math.MaxInt32
+
+// unsupportedPeriods says why a statement with system versioning, or with
+// an application-time period outside CREATE TABLE, is not modelled.
+const unsupportedPeriods = "system-versioned tables, and application-time periods outside CREATE TABLE, are not modelled"
 
 // standInTypes maps types the TiDB parser lacks (MariaDB's uuid and inet
 // types, the spatial types) to a stand-in it knows.
@@ -56,8 +75,11 @@ var notColumnNames = map[string]bool{
 //   - the table options of CREATE TABLE are cut down to its character set
 //     and collation (partitioning and engine options go).
 //
-// System versioning and application-time periods change the hidden columns
-// and keys; they are reported as unsupported.
+// In CREATE TABLE, an application-time period's PERIOD FOR clause is
+// removed (rewrite.period keeps it) and a key part "p WITHOUT OVERLAPS"
+// becomes p(overlapsMark). System versioning, which adds hidden columns,
+// and periods in other statements (ALTER TABLE ... ADD PERIOD, a WITHOUT
+// OVERLAPS key added later) are reported as unsupported.
 func rewriteForParser(text string, toks []token) rewrite {
 	r := rewrite{types: map[string]string{}}
 	e := &editor{text: text, toks: toks}
@@ -69,6 +91,7 @@ func rewriteForParser(text string, toks []token) rewrite {
 	if first == "CREATE" {
 		optStart, optEnd = tableOptionsSpan(toks)
 	}
+	createTable := isCreateTable(toks)
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if i == optStart {
@@ -82,6 +105,14 @@ func rewriteForParser(text string, toks []token) rewrite {
 			i = end
 			continue
 		}
+		if t.isName() && i+2 < len(toks) && toks[i+1].is("WITHOUT") && toks[i+2].is("OVERLAPS") {
+			if !createTable {
+				r.unsupported = unsupportedPeriods
+			}
+			e.replace(i, i+2, e.text[t.start:t.end]+"("+strconv.Itoa(overlapsMark)+")")
+			i += 2
+			continue
+		}
 		if t.kind != tokWord {
 			continue
 		}
@@ -92,9 +123,10 @@ func rewriteForParser(text string, toks []token) rewrite {
 			return token{kind: tokPunct}
 		}
 		switch w := strings.ToUpper(t.val); {
-		case w == "VERSIONING" || w == "OVERLAPS" || (w == "PERIOD" && next(1).is("FOR")) ||
-			(w == "ROW" && (next(1).is("START") || next(1).is("END"))):
-			r.unsupported = "system-versioned tables and application-time periods are not modelled"
+		case w == "PERIOD" && next(1).is("FOR"):
+			i = rewritePeriod(e, toks, i, createTable, &r)
+		case w == "VERSIONING" || w == "OVERLAPS" || (w == "ROW" && (next(1).is("START") || next(1).is("END"))):
+			r.unsupported = unsupportedPeriods
 		case i == 1 && first == "CREATE" && w == "OR" && next(1).is("REPLACE"):
 			e.replace(1, 2, "")
 			r.orReplace = true
@@ -150,6 +182,44 @@ func rewriteForParser(text string, toks []token) rewrite {
 	}
 	r.text = e.String()
 	return r
+}
+
+// isCreateTable reports whether toks are a CREATE [OR REPLACE] [TEMPORARY]
+// TABLE statement.
+func isCreateTable(toks []token) bool {
+	i := 1
+	if len(toks) > 2 && toks[1].is("OR") && toks[2].is("REPLACE") {
+		i = 3
+	}
+	if i < len(toks) && toks[i].is("TEMPORARY") {
+		i++
+	}
+	return len(toks) > 0 && toks[0].is("CREATE") && i < len(toks) && toks[i].is("TABLE")
+}
+
+// rewritePeriod handles the PERIOD FOR at toks[i]: in CREATE TABLE, the
+// definition of an application-time period, PERIOD FOR p (start, end), is
+// removed with the comma that separates it from the next (or the
+// previous) definition, and kept in r.period. A system-time period, one in
+// another statement, a second one or one of another shape is unsupported.
+// It returns the index of the last token it consumed.
+func rewritePeriod(e *editor, toks []token, i int, createTable bool, r *rewrite) int {
+	shape := i+7 < len(toks) && toks[i+2].isName() && toks[i+3].isPunct("(") && toks[i+4].isName() &&
+		toks[i+5].isPunct(",") && toks[i+6].isName() && toks[i+7].isPunct(")")
+	if !createTable || !shape || toks[i+2].is("SYSTEM_TIME") || r.period != nil {
+		r.unsupported = unsupportedPeriods
+		return i
+	}
+	r.period = &period{name: toks[i+2].val, start: toks[i+4].val, end: toks[i+6].val}
+	start, end := i, i+7
+	switch {
+	case end+1 < len(toks) && toks[end+1].isPunct(","):
+		end++
+	case i > 0 && toks[i-1].isPunct(",") && e.pos <= toks[i-1].start:
+		start--
+	}
+	e.replace(start, end, "")
+	return end
 }
 
 // removableIf reports whether the IF [NOT] EXISTS at toks[i] is one to

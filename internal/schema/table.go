@@ -107,6 +107,72 @@ func (t *Table) Clone() *Table {
 	return &c
 }
 
+// hashColumnPrefix starts the name of the hidden column MariaDB adds for
+// a long unique key: DB_ROW_HASH_1, DB_ROW_HASH_2, ... (a number a column
+// of the table already has is skipped).
+const hashColumnPrefix = "DB_ROW_HASH_"
+
+// typeLongLong is MYSQL_TYPE_LONGLONG, the binary log type of a hash
+// column (BIGINT).
+const typeLongLong = 8
+
+// HashColumns returns how many columns a row image of t carries beyond
+// t.Columns, given the binary log's column names (nil when the table map
+// has none: binlog_row_metadata below FULL) and types, and false unless
+// they are all hidden hash columns of long unique keys.
+//
+// MariaDB implements a UNIQUE key that the engine cannot index as it is
+// (a whole BLOB or TEXT column, USING HASH, or longer than the engine's
+// keys) with a hidden virtual BIGINT column holding a hash of the key's
+// values, one per such key, after every other column of the table.
+// Neither information_schema nor DDL shows it, and so t has no such
+// column, but row images carry it. The server computes it: its replica
+// never takes the value from the row, and rows conflict through the key's
+// own columns, never through the hash. Without column names the extra
+// columns cannot be told from columns the target lacks, and a column of
+// the table may itself be named DB_ROW_HASH_1, so the extra ones must
+// also be BIGINT and no more than t's unique keys that can be hashed.
+func (t *Table) HashColumns(names []string, types []byte) (int, bool) {
+	n := len(types) - len(t.Columns)
+	switch {
+	case n == 0:
+		return 0, true
+	case n < 0 || len(names) != len(types):
+		return 0, false
+	}
+	hashable := 0
+	for _, ix := range t.Indexes {
+		if !ix.Primary && !ix.WithoutOverlaps {
+			hashable++
+		}
+	}
+	if n > hashable {
+		return 0, false
+	}
+	for i := len(t.Columns); i < len(types); i++ {
+		if types[i] != typeLongLong || !IsHashColumnName(names[i]) {
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+// IsHashColumnName reports whether name is one MariaDB gives the hidden
+// column of a long unique key (see Table.HashColumns): DB_ROW_HASH_
+// followed by a number. A table's own column may have such a name too.
+func IsHashColumnName(name string) bool {
+	digits, ok := strings.CutPrefix(name, hashColumnPrefix)
+	if !ok || digits == "" {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // Column describes one column of a table.
 type Column struct {
 	Name string
@@ -163,6 +229,27 @@ type Index struct {
 	// Prefix holds, per key part, the prefix length in characters (bytes for
 	// binary strings); 0 means the whole column.
 	Prefix []int
+	// WithoutOverlaps is set for a key over an application-time period,
+	// MariaDB's UNIQUE (a, p WITHOUT OVERLAPS): its last two Columns are
+	// the period's end and start, as information_schema lists them. Two
+	// rows conflict when their other parts are equal and their periods
+	// overlap, not only when every part is equal: values of the whole key
+	// do not tell conflicting rows apart (ConflictColumns). The key still
+	// finds one row: rows equal in the other parts have disjoint periods.
+	WithoutOverlaps bool
+}
+
+// ConflictColumns returns the columns whose equal values make two rows
+// conflict through the key, and their prefix lengths: every part, but for
+// a WITHOUT OVERLAPS key the parts before the period, so that all rows
+// whose periods may overlap share one value (every row of the table
+// shares it when the period is the only other part).
+func (ix *Index) ConflictColumns() (cols, prefix []int) {
+	if ix.WithoutOverlaps && len(ix.Columns) >= 2 {
+		n := len(ix.Columns) - 2
+		return ix.Columns[:n:n], ix.Prefix[:n:n]
+	}
+	return ix.Columns, ix.Prefix
 }
 
 func (ix Index) clone() Index {

@@ -54,7 +54,9 @@ type Column struct {
 	Charset, Collation string
 	Nullable           bool
 	// Generated is true for VIRTUAL and STORED generated columns: they are
-	// never written, and never compared in a keyless WHERE.
+	// never written, and never compared in a keyless WHERE. The hidden
+	// hash column of a long unique key (schema.Table.HashColumns), which
+	// the target computes and no statement may name, is one too.
 	Generated bool
 
 	quoted string // `name`
@@ -103,8 +105,12 @@ type locator struct {
 // helps), and a generated column is written to (the target ignores the
 // value with a warning, or fails in strict mode): give the schema for
 // those. When both are given the column counts, the names (when the table
-// map has them) and the types must agree; otherwise the error wraps
-// ErrMismatch and names the first column that differs.
+// map has them) and the types must agree, but for the hidden hash columns
+// of long unique keys that the table map has after the table's own (see
+// schema.Table.HashColumns); otherwise the error wraps ErrMismatch and
+// names the first column that differs. Without def such a column cannot
+// be told from a column of the table of that name: a table map that ends
+// with columns named DB_ROW_HASH_n is refused (ErrNoSchema).
 //
 // The Table writes to the table the table map names.
 func NewTable(def *schema.Table, tm *replication.TableMapEvent) (*Table, error) {
@@ -189,7 +195,9 @@ func (t *Table) Compactable() bool { return t.compact }
 // compactable checks what def says for Compactable.
 func (t *Table) compactable(def *schema.Table) bool {
 	pk := def.PrimaryKey()
-	if pk == nil || t.Primary == nil || len(def.Indexes) != 1 || len(def.ForeignKeys) != 0 {
+	// A primary key WITHOUT OVERLAPS links rows whose keys differ: an
+	// insert may need another row's delete to come first.
+	if pk == nil || t.Primary == nil || len(def.Indexes) != 1 || len(def.ForeignKeys) != 0 || pk.WithoutOverlaps {
 		return false
 	}
 	for j, i := range pk.Columns {
@@ -233,13 +241,17 @@ func (t *Table) fromSchema(def *schema.Table, tm *replication.TableMapEvent) err
 	if def.Schema != t.Name.Schema || def.Name != t.Name.Name {
 		return fmt.Errorf("sqlgen: %s: %w: the schema given is of %s", t.Name, ErrMismatch, def.TableName())
 	}
-	if len(def.Columns) != len(t.Columns) {
+	names := tm.ColumnNameString()
+	hash, ok := def.HashColumns(names, tm.ColumnType)
+	if !ok {
 		return fmt.Errorf("sqlgen: %s: %w: the schema has %d columns, the binary log %d",
 			t.Name, ErrMismatch, len(def.Columns), len(t.Columns))
 	}
-	names := tm.ColumnNameString()
 	if len(names) != len(t.Columns) {
 		names = nil // MINIMAL metadata: no names to check
+	}
+	for i := len(def.Columns); i < len(def.Columns)+hash; i++ {
+		t.Columns[i] = Column{Name: names[i], Nullable: true, Generated: true}
 	}
 	for i, dc := range def.Columns {
 		if names != nil && !strings.EqualFold(names[i], dc.Name) {
@@ -282,6 +294,13 @@ func (t *Table) fromTableMap(tm *replication.TableMapEvent) error {
 	names := tm.ColumnNameString()
 	if len(names) != len(t.Columns) {
 		return fmt.Errorf("sqlgen: %s: %w", t.Name, ErrNoSchema)
+	}
+	if n := len(names); n > 0 && tm.ColumnType[n-1] == mysql.MYSQL_TYPE_LONGLONG && schema.IsHashColumnName(names[n-1]) {
+		// Written by name, a long unique key's hidden hash column would
+		// fail; left out, a column of the table of that name would lose
+		// its values.
+		return fmt.Errorf("sqlgen: %s: %w: column %s may be the hidden hash column of a long unique key",
+			t.Name, ErrNoSchema, schema.QuoteIdent(names[n-1]))
 	}
 	unsigned := tm.UnsignedMap()
 	collations := tm.CollationMap()

@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/schema"
 )
 
@@ -175,5 +176,95 @@ func TestRealType(t *testing.T) {
 		if real != c.real || length != c.length {
 			t.Errorf("realType(%d, %#x) = %d, %d; want %d, %d", c.tp, c.meta, real, length, c.real, c.length)
 		}
+	}
+}
+
+// TestNewTableHashColumns: the hidden hash columns of long unique keys,
+// which row images carry after the table's own columns, are never
+// written nor compared; without a schema they cannot be told from a
+// column of that name, and the table is refused.
+func TestNewTableHashColumns(t *testing.T) {
+	hash := col{name: "DB_ROW_HASH_1", typ: "bigint", tp: mysql.MYSQL_TYPE_LONGLONG, nullable: true}
+	blob := col{name: "b", typ: "blob", tp: mysql.MYSQL_TYPE_BLOB, meta: 2, cs: "binary", co: "binary", nullable: true}
+	// A keyless table (its long unique key is nullable) whose own column
+	// has a hash column's name: the key's is DB_ROW_HASH_2.
+	def, tm := fixture("db", "h", []col{intCol("n"), hash, blob}, unique("b", 2))
+	tm.ColumnCount++
+	tm.ColumnType = append(tm.ColumnType, mysql.MYSQL_TYPE_LONGLONG)
+	tm.ColumnMeta = append(tm.ColumnMeta, 0)
+	tm.ColumnName = append(tm.ColumnName, []byte("DB_ROW_HASH_2"))
+	tab, err := NewTable(def, tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := tab.Columns[3]; c.Name != "DB_ROW_HASH_2" || !c.Generated || tab.Columns[1].Generated {
+		t.Fatalf("columns %+v", tab.Columns)
+	}
+	b := &Batch{}
+	r := &binlog.Rows{Op: binlog.Insert, Table: tm, Images: [][]any{{int32(1), int64(5), []byte("x"), int64(77)}}}
+	if err := b.Add(tab, r, 0); err != nil {
+		t.Fatal(err)
+	}
+	r = &binlog.Rows{Op: binlog.Update, Table: tm, Images: [][]any{{int32(1), int64(5), []byte("x"), int64(77)}, {int32(1), int64(6), []byte("y"), int64(78)}}}
+	if err := b.Add(tab, r, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := "INSERT INTO `db`.`h` (`n`,`DB_ROW_HASH_1`,`b`) VALUES (?,?,?);" +
+		"UPDATE `db`.`h` SET `DB_ROW_HASH_1`=?, `b`=? WHERE `n` <=> ? AND `DB_ROW_HASH_1` <=> ? AND `b` <=> ? LIMIT 1"
+	if got := b.SQL(); got != want {
+		t.Errorf("SQL:\n got %s\nwant %s", got, want)
+	}
+
+	// Extra columns that are no hash columns stay a mismatch.
+	for name, change := range map[string]func(m *replication.TableMapEvent){
+		"no names":     func(m *replication.TableMapEvent) { m.ColumnName = nil },
+		"another name": func(m *replication.TableMapEvent) { m.ColumnName[3] = []byte("extra") },
+		"another type": func(m *replication.TableMapEvent) { m.ColumnType[3] = mysql.MYSQL_TYPE_LONG },
+		"two for one key": func(m *replication.TableMapEvent) {
+			m.ColumnCount++
+			m.ColumnType = append(m.ColumnType, mysql.MYSQL_TYPE_LONGLONG)
+			m.ColumnMeta = append(m.ColumnMeta, 0)
+			m.ColumnName = append(m.ColumnName, []byte("DB_ROW_HASH_3"))
+		},
+	} {
+		_, m := fixture("db", "h", []col{intCol("n"), hash, blob}, unique("b", 2))
+		m.ColumnCount++
+		m.ColumnType = append(m.ColumnType, mysql.MYSQL_TYPE_LONGLONG)
+		m.ColumnMeta = append(m.ColumnMeta, 0)
+		m.ColumnName = append(m.ColumnName, []byte("DB_ROW_HASH_2"))
+		change(m)
+		if _, err := NewTable(def, m); !errors.Is(err, ErrMismatch) {
+			t.Errorf("%s: %v, want ErrMismatch", name, err)
+		}
+	}
+
+	// Without a schema: refused, whether the last column is the hidden
+	// one or the table's own.
+	_, m := fixture("db", "h", []col{intCol("n"), blob, hash})
+	if _, err := NewTable(nil, m); !errors.Is(err, ErrNoSchema) || !strings.Contains(err.Error(), "`DB_ROW_HASH_1`") {
+		t.Errorf("without a schema: %v, want ErrNoSchema naming the column", err)
+	}
+}
+
+// TestWithoutOverlapsNotCompactable: rows of a primary key WITHOUT
+// OVERLAPS conflict when their keys differ (overlapping periods of one
+// id), so their changes do not commute; the key still locates one row.
+func TestWithoutOverlapsNotCompactable(t *testing.T) {
+	date := func(name string) col { return col{name: name, typ: "date", tp: mysql.MYSQL_TYPE_DATE} }
+	cols := []col{intCol("id"), date("s"), date("e"), intCol("v")}
+	pk := primary(0, 2, 1)
+	pk.WithoutOverlaps = true
+	def, tm := fixture("db", "p", cols, pk)
+	tab, err := NewTableIn(schema.NewCatalog(), def, tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Compactable() || !reflect.DeepEqual(tab.Key, []int{0, 2, 1}) {
+		t.Errorf("Compactable %v, Key %v; want false, [0 2 1]", tab.Compactable(), tab.Key)
+	}
+	pk.WithoutOverlaps = false
+	def, tm = fixture("db", "p", cols, pk)
+	if tab, err := NewTableIn(schema.NewCatalog(), def, tm); err != nil || !tab.Compactable() {
+		t.Errorf("a plain primary key: Compactable %v, %v", tab != nil && tab.Compactable(), err)
 	}
 }
