@@ -77,6 +77,7 @@ stream are learned from their CREATE TABLE.`,
 	f.IntSliceVar(&opts.Workers, "workers", nil, "worker counts to simulate (default 1,2,4,8,16,32)")
 	f.Float64Var(&opts.Model.PerTxn, "cost-per-txn", analyze.DefaultCostModel.PerTxn, "simulation: fixed cost of a transaction")
 	f.Float64Var(&opts.Model.PerRow, "cost-per-row", analyze.DefaultCostModel.PerRow, "simulation: cost of one row change")
+	f.Float64Var(&opts.Model.PerStatement, "cost-per-statement", analyze.DefaultCostModel.PerStatement, "simulation: cost of one statement-format DML statement (MIXED, STATEMENT)")
 	f.Float64Var(&opts.Model.Commit, "cost-per-commit", analyze.DefaultCostModel.Commit, "simulation: cost of one commit on the target (round trip and log flush), shared by the transactions of a batch")
 	f.IntVar(&opts.Model.Batch, "batch-max-txns", analyze.DefaultCostModel.Batch, "simulation: source transactions applied in one target transaction at most, as replicate's flag")
 	f.BoolVar(&opts.Model.PreserveOrder, "preserve-commit-order", true, "simulation: commit in source order (the report also gives the speedups without)")

@@ -120,16 +120,16 @@ func Run(opts Options) (*Report, error) {
 		}
 		x.Extract(txn, &ws)
 		acc.txn(txn, &ws)
-		rows := txn.RowCount()
+		rows, stmts := txn.RowCount(), statementCount(txn)
 		for i, st := range modes {
 			d := st.tracker.Add(txn, &ws)
 			st.chains.add(txn.Seq, d.Wait, d.On)
 			for j, sim := range st.sims {
-				start := sim.add(txn.Seq, d.Wait, d.On, rows)
+				start := sim.add(txn.Seq, d.Wait, d.On, rows, stmts)
 				if j == widest {
 					st.hist[sim.busy(start)]++
 				}
-				st.unordered[j].add(txn.Seq, d.Wait, d.On, rows)
+				st.unordered[j].add(txn.Seq, d.Wait, d.On, rows, stmts)
 			}
 			if deptrack.Modes[i] == deptrack.WritesetMode {
 				acc.conflicts(&ws, d.Conflicts)
@@ -193,3 +193,14 @@ func speedups(sims []*simulator, workers []int) map[string]float64 {
 }
 
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
+
+// statementCount is the number of statement-format DML statements of txn.
+func statementCount(txn *binlog.Txn) int {
+	n := 0
+	for _, st := range txn.Statements {
+		if st.Kind == binlog.StmtDML {
+			n++
+		}
+	}
+	return n
+}

@@ -14,6 +14,10 @@ import (
 type CostModel struct {
 	PerTxn float64 `json:"per_txn"`
 	PerRow float64 `json:"per_row"`
+	// PerStatement is what a statement-format DML statement costs: the
+	// target parses, plans and runs it, as its source did, where a row
+	// change is applied by key.
+	PerStatement float64 `json:"per_statement"`
 	// Commit is what one target transaction's commit adds: the round trip
 	// and the wait for the log to reach the disk.
 	Commit float64 `json:"per_commit"`
@@ -41,7 +45,13 @@ type CostModel struct {
 // replicate's defaults: batches of 256, commit order preserved; and a
 // target of unlimited capacity. DefaultCapacity is the calibrated capacity
 // of a target with the given number of cores.
-var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, Commit: 10, Batch: 256, PreserveOrder: true}
+//
+// A statement costs 2.2: the native single thread applied the same
+// write_only backlog (four changes a transaction) at 1,032 transactions a
+// second from a MIXED source and 2,353 from a ROW one, durable target
+// (bench/results/2026-11-27-mixed-quick and 2026-11-27-durable-3rounds):
+// 0.14 ms more for each statement than for its row change.
+var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, PerStatement: 2.2, Commit: 10, Batch: 256, PreserveOrder: true}
 
 // DefaultCapacity is calibrated on this project's benchmark
 // (bench/results/2026-11-26-predictions: sysbench write_only, hot rows and
@@ -70,7 +80,9 @@ func (c CostModel) capacity() float64 {
 	return c.Capacity
 }
 
-func (c CostModel) cost(rows int) float64 { return c.PerTxn + c.PerRow*float64(rows) }
+func (c CostModel) cost(rows, statements int) float64 {
+	return c.PerTxn + c.PerRow*float64(rows) + c.PerStatement*float64(statements)
+}
 
 // ringSize bounds how far back the simulator remembers exact times; an
 // older predecessor is assumed to commit at the latest time of anything
@@ -123,10 +135,11 @@ func newSimulator(workers int, model CostModel) *simulator {
 }
 
 // add schedules transaction seq (numbered from 1, consecutively) that waits
-// for every transaction up to wait and for each of on, and changes rows.
-// It returns when the transaction's work starts.
-func (s *simulator) add(seq, wait uint64, on []uint64, rows int) float64 {
-	cost := s.model.cost(rows)
+// for every transaction up to wait and for each of on, and changes rows
+// and runs statements (statement-format DML). It returns when the
+// transaction's work starts.
+func (s *simulator) add(seq, wait uint64, on []uint64, rows, statements int) float64 {
+	cost := s.model.cost(rows, statements)
 	b := &s.open
 	if b.n > 0 && b.n < max(1, s.model.Batch) {
 		late := !s.joins(wait, on) || b.lateAt != nil && (deptrack.Deps{Wait: wait, On: on}).WaitsForMarked(b.first, b.lateAt)

@@ -16,7 +16,7 @@ func simulate(w, n int, chain bool, m CostModel) float64 {
 		if chain {
 			wait = seq - 1
 		}
-		s.add(seq, wait, nil, 0)
+		s.add(seq, wait, nil, 0, 0)
 	}
 	return s.makespan()
 }
@@ -69,7 +69,7 @@ func TestSimulatorAfterTurn(t *testing.T) {
 			case seq == 8 && chained:
 				on = []uint64{7}
 			}
-			s.add(seq, 0, on, 0)
+			s.add(seq, 0, on, 0, 0)
 		}
 		return s.makespan()
 	}
@@ -99,7 +99,7 @@ func TestCapacityOrderedShare(t *testing.T) {
 		out := []*simulator{newSimulator(1, m), newSimulator(8, m)}
 		for _, s := range out {
 			for seq := uint64(1); seq <= 64; seq++ {
-				s.add(seq, 0, nil, 0) // independent: 8 workers would gain 8x
+				s.add(seq, 0, nil, 0, 0) // independent: 8 workers would gain 8x
 			}
 		}
 		return out
@@ -118,5 +118,27 @@ func TestCapacityOrderedShare(t *testing.T) {
 func TestDefaultBatchIsReplicates(t *testing.T) {
 	if got, want := DefaultCostModel.Batch, replicate.Default().BatchTxns; got != want {
 		t.Errorf("DefaultCostModel.Batch %d, replicate's default --batch-max-txns %d", got, want)
+	}
+}
+
+// TestStatementsCostMore: a statement-format transaction costs its target
+// more than the same changes as rows, so that with commits shared by a
+// batch, workers gain more on statements than on rows.
+func TestStatementsCostMore(t *testing.T) {
+	m := DefaultCostModel
+	run := func(rows, statements int) float64 {
+		sims := []*simulator{newSimulator(1, m), newSimulator(8, m)}
+		for _, s := range sims {
+			for seq := uint64(1); seq <= 2048; seq++ {
+				s.add(seq, 0, nil, rows, statements)
+			}
+		}
+		return speedups(sims, []int{1, 8})["8"]
+	}
+	if m.cost(0, 4) <= m.cost(4, 0) {
+		t.Fatalf("four statements cost %v, four rows %v", m.cost(0, 4), m.cost(4, 0))
+	}
+	if rows, stmts := run(4, 0), run(0, 4); stmts <= rows {
+		t.Errorf("8 workers gain %vx on statements, %vx on rows: want more on statements", stmts, rows)
 	}
 }

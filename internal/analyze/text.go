@@ -55,8 +55,8 @@ func WriteText(w io.Writer, r *Report) error {
 		ordered.PreserveOrder = true
 		capacity = fmt.Sprintf("%.1f transactions at once, %.1f with commit order kept", r.CostModel.Capacity, ordered.capacity())
 	}
-	p.f("\n(speedup: simulated apply time of 1 worker / N workers; cost model %.2f per transaction + %.2f per row + %.2f per commit, batches of up to %d, commit order preserved=%v (unordered: without), target capacity %s)\n",
-		r.CostModel.PerTxn, r.CostModel.PerRow, r.CostModel.Commit, max(1, r.CostModel.Batch), r.CostModel.PreserveOrder, capacity)
+	p.f("\n(speedup: simulated apply time of 1 worker / N workers; cost model %.2f per transaction + %.2f per row + %.2f per statement + %.2f per commit, batches of up to %d, commit order preserved=%v (unordered: without), target capacity %s)\n",
+		r.CostModel.PerTxn, r.CostModel.PerRow, r.CostModel.PerStatement, r.CostModel.Commit, max(1, r.CostModel.Batch), r.CostModel.PreserveOrder, capacity)
 	if len(r.HotKeys) > 0 {
 		p.f("\nhot rows (writeset conflicts):\n")
 		for _, h := range r.HotKeys {
