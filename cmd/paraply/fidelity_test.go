@@ -575,21 +575,13 @@ func testFidelity(t *testing.T, apply string, include func(fidelityCase) bool) {
 	for _, c := range cases[:half] {
 		r.run(t, c)
 	}
-	var logs bytes.Buffer
-	cmd := paraply(args...)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	waitApplied(t, r.tdb, r.sourcePos(t), done, &logs)
+	p := startParaply(t, args...)
+	waitApplied(t, r.tdb, r.sourcePos(t), p.Exited, p.Logs)
 	for _, c := range cases[half:] {
 		r.run(t, c)
 		if c.name == cases[half].name {
 			time.Sleep(150 * time.Millisecond)
-			_ = cmd.Process.Kill()
-			<-done
+			p.Kill()
 		}
 	}
 	end := r.sourcePos(t)

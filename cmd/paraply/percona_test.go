@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestPerconaToolkit runs the DBA's standard tools on a ROW source while
@@ -28,22 +26,8 @@ func TestPerconaToolkit(t *testing.T) {
 		"INSERT INTO app.t SELECT seq, CONCAT('v', seq), seq FROM app.seq_1_to_5000",
 		"CREATE TABLE app.u (id INT PRIMARY KEY, w DOUBLE)",
 		"INSERT INTO app.u SELECT seq, seq / 7 FROM app.seq_1_to_300")
-	var logs bytes.Buffer
-	cmd := paraply("replicate", "--source", p.src.URL(), "--target", p.tgt.URL(), "--relay-dir", filepath.Join(t.TempDir(), "relay"),
+	rep := startParaply(t, "replicate", "--source", p.src.URL(), "--target", p.tgt.URL(), "--relay-dir", filepath.Join(t.TempDir(), "relay"),
 		"--start-gtid", p.start, "--log-level", "warn", "--http", "")
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		select { // waitApplied took the exit if paraply stopped
-		case <-exited:
-		case <-time.After(10 * time.Second):
-		}
-	})
 	dsn := fmt.Sprintf("h=127.0.0.1,P=%d,u=root", p.src.Port)
 	run := func(name string, args ...string) {
 		t.Helper()
@@ -58,7 +42,7 @@ func TestPerconaToolkit(t *testing.T) {
 		"--chunk-size=500", dsn+",D=app,t=t")
 	execAll(t, p.sdb, "UPDATE app.t SET n = n + 1 WHERE id % 100 = 0")
 	run("pt-table-checksum", "--recursion-method=none", "--databases", "app", "--chunk-size=400", "--no-check-binlog-format", dsn)
-	waitApplied(t, p.tdb, p.sourcePos(t), exited, &logs)
+	waitApplied(t, p.tdb, p.sourcePos(t), rep.Exited, rep.Logs)
 
 	// pt-table-checksum's replica-side check, as its documentation gives it.
 	q := `SELECT db, tbl, SUM(this_cnt) AS total_rows, COUNT(*) AS chunks FROM percona.checksums
@@ -74,9 +58,8 @@ func TestPerconaToolkit(t *testing.T) {
 		t.Errorf("paraply verify: exit %d\n%s", code, out)
 	}
 	select {
-	case err := <-exited:
-		exited <- err
-		t.Fatalf("paraply stopped: %v\n%s", err, logs.String())
+	case err := <-rep.Exited:
+		t.Fatalf("paraply stopped: %v\n%s", err, rep.Logs.String())
 	default:
 	}
 }

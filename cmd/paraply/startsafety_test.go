@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -106,20 +105,9 @@ func TestStartRefusedWhenItDisagrees(t *testing.T) {
 func TestStopsWhenNativeReplicaStarts(t *testing.T) {
 	p := newReplPair(t, "native")
 	execAll(t, p.sdb, "CREATE DATABASE app", "CREATE TABLE app.t (id INT PRIMARY KEY)")
-	var logs bytes.Buffer
-	cmd := paraply("replicate", "--source", p.src.URL(), "--target", p.tgt.URL(), "--relay-dir", filepath.Join(t.TempDir(), "relay"),
+	rep := startParaply(t, "replicate", "--source", p.src.URL(), "--target", p.tgt.URL(), "--relay-dir", filepath.Join(t.TempDir(), "relay"),
 		"--start-gtid", p.start, "--log-level", "warn", "--http", "")
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	waitApplied(t, p.tdb, p.sourcePos(t), exited, &logs)
+	waitApplied(t, p.tdb, p.sourcePos(t), rep.Exited, rep.Logs)
 	// A replica configuration on the target, started: paraply's own
 	// position, so that it applies nothing itself before it is stopped.
 	var pos string
@@ -132,13 +120,12 @@ func TestStopsWhenNativeReplicaStarts(t *testing.T) {
 	t.Cleanup(func() { _, _ = p.tdb.Exec("STOP SLAVE") })
 	began := time.Now()
 	select {
-	case err := <-exited:
-		exited <- err
+	case err := <-rep.Exited:
 		t.Logf("paraply stopped %s after the native replica started: %v", time.Since(began).Round(100*time.Millisecond), err)
 	case <-time.After(30 * time.Second):
-		t.Fatalf("paraply still runs 30 s after the target's own replication started\n%s", logs.String())
+		t.Fatalf("paraply still runs 30 s after the target's own replication started\n%s", rep.Logs.String())
 	}
-	if msg := lastLine(logs.String()); !strings.Contains(msg, "replication threads run") || !strings.Contains(msg, "skip-slave-start") {
+	if msg := lastLine(rep.Logs.String()); !strings.Contains(msg, "replication threads run") || !strings.Contains(msg, "skip-slave-start") {
 		t.Errorf("the error does not say why and what to do: %s", msg)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/paraply/paraply/internal/sandbox"
 	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
@@ -33,23 +32,9 @@ func TestSourceRestartDropsTemporaryTables(t *testing.T) {
 	r.open(t)
 	// The native replica reconnects within a second, not the default 60.
 	execAll(t, r.ndb, "STOP SLAVE", "CHANGE MASTER TO MASTER_CONNECT_RETRY = 1", "START SLAVE")
-	var logs bytes.Buffer
-	cmd := paraply("replicate", "--source", r.src.URL(), "--target", r.tgt.URL(), "--workers", "4",
+	rep := startParaply(t, "replicate", "--source", r.src.URL(), "--target", r.tgt.URL(), "--workers", "4",
 		"--relay-dir", filepath.Join(t.TempDir(), "relay"), "--start-gtid", r.start, "--heartbeat", "200ms",
 		"--log-level", "info", "--http", "")
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		select { // waitApplied took the exit if paraply stopped
-		case <-done:
-		case <-time.After(10 * time.Second):
-		}
-	})
 
 	// One connection's temporary table, used across transactions, and
 	// held when the source crashes.
@@ -88,7 +73,7 @@ func TestSourceRestartDropsTemporaryTables(t *testing.T) {
 	// transaction after the second restart.
 	execAll(t, r.sdb, "INSERT INTO r.t VALUES (3, 'later')")
 	end := r.sourcePos(t)
-	waitApplied(t, r.tdb, end, done, &logs)
+	waitApplied(t, r.tdb, end, rep.Exited, rep.Logs)
 	r.waitNative(t, end)
 	q := "SELECT * FROM r.t ORDER BY id"
 	source, native, ours := queryText(t, r.sdb, q), queryText(t, r.ndb, q), queryText(t, r.tdb, q)
@@ -99,14 +84,14 @@ func TestSourceRestartDropsTemporaryTables(t *testing.T) {
 		t.Errorf("MariaDB's replica differs from the source:\n%s", native)
 	}
 	if ours != source {
-		t.Errorf("paraply's target differs from the source:\n%s\n%s", ours, logs.String())
+		t.Errorf("paraply's target differs from the source:\n%s\n%s", ours, rep.Logs.String())
 	}
 	// Nothing is recorded as held any more: a restart of paraply would
 	// otherwise stop on the next statement of connection 4242.
 	if held := queryText(t, r.tdb, "SELECT thread_id, table_name FROM paraply.temporary"); held != "  \n" {
-		t.Errorf("paraply.temporary still records\n%s\n%s", held, logs.String())
+		t.Errorf("paraply.temporary still records\n%s\n%s", held, rep.Logs.String())
 	}
-	if !bytes.Contains(logs.Bytes(), []byte("the source restarted")) {
-		t.Errorf("paraply did not log the source's restart\n%s", logs.String())
+	if !bytes.Contains(rep.Logs.Bytes(), []byte("the source restarted")) {
+		t.Errorf("paraply did not log the source's restart\n%s", rep.Logs.String())
 	}
 }
