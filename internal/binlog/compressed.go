@@ -98,7 +98,7 @@ func (full *fullTableMap) decompressRows(rows [][]any) error {
 			}
 			v, err := full.decompress(c, row[c])
 			if err != nil {
-				return fmt.Errorf("%w: %s %s: a compressed value that does not decompress: %v",
+				return fmt.Errorf("%w: %s %s: a compressed value that does not decompress: %w",
 					ErrCorrupt, quoteName(full.schema, full.table), columnLabel(full.tm, c), err)
 			}
 			row[c] = v

@@ -39,23 +39,10 @@ func readGrants(ctx context.Context, tgt *sql.DB) (*grants, error) {
 	name, host, _ := strings.Cut(user, "@")
 	grantee := "'" + name + "'@'" + host + "'"
 	g := &grants{global: map[string]bool{}, schemas: map[string]map[string]bool{}}
-	rows, err := tgt.QueryContext(ctx, "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?", grantee)
-	if err != nil {
+	if err := readGlobalGrants(ctx, tgt, grantee, g.global); err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		g.global[p] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows, err = tgt.QueryContext(ctx, "SELECT TABLE_SCHEMA, PRIVILEGE_TYPE FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE = ?", grantee)
+	rows, err := tgt.QueryContext(ctx, "SELECT TABLE_SCHEMA, PRIVILEGE_TYPE FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE = ?", grantee)
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +58,23 @@ func readGrants(ctx context.Context, tgt *sql.DB) (*grants, error) {
 		g.schemas[db][p] = true
 	}
 	return g, rows.Err()
+}
+
+// readGlobalGrants adds grantee's global privileges to global.
+func readGlobalGrants(ctx context.Context, tgt *sql.DB, grantee string, global map[string]bool) error {
+	rows, err := tgt.QueryContext(ctx, "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?", grantee)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return err
+		}
+		global[p] = true
+	}
+	return rows.Err()
 }
 
 // missing returns those of privs the account lacks on database db.
