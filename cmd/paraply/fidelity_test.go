@@ -195,6 +195,30 @@ func fidelityCases(loadFile string) []fidelityCase {
 			"SET NAMES utf8mb4 COLLATE utf8mb4_uca1400_ai_ci", "CREATE TABLE u (a VARCHAR(10))",
 			"INSERT INTO u VALUES ('ä')", "SET NAMES utf8mb4",
 		}},
+		{name: "rolled_back", sql: true, stmts: []string{
+			// A transaction the source rolled back after it changed a
+			// non-transactional table: logged, with ROLLBACK at its end.
+			// Its MyISAM row stays, its InnoDB rows go, as on the source.
+			"CREATE TABLE mi (id INT PRIMARY KEY, v INT) ENGINE=MyISAM",
+			"CREATE TABLE inn (id INT PRIMARY KEY, v INT) ENGINE=InnoDB",
+			"INSERT INTO inn VALUES (1, 1)",
+			// Row format logs the MyISAM row on its own; statement format
+			// keeps it in the transaction.
+			"SET SESSION binlog_format = 'STATEMENT'",
+			"BEGIN", "UPDATE inn SET v = 10 WHERE id = 1", "INSERT INTO inn VALUES (2, 2)", "INSERT INTO mi VALUES (1, 1)", "ROLLBACK",
+			"SET SESSION binlog_format = 'ROW'",
+			"INSERT INTO inn VALUES (3, 3)",
+		}},
+		{name: "rolled_back_versioned", stmts: []string{
+			// The partition a rolled-back UPDATE of a versioned table
+			// added stays on the source (versioning/partition.test).
+			"SET timestamp = UNIX_TIMESTAMP('2000-01-01 00:00:00')",
+			"CREATE TABLE vp (x INT) WITH SYSTEM VERSIONING ENGINE=InnoDB PARTITION BY SYSTEM_TIME INTERVAL 1 HOUR AUTO",
+			"INSERT INTO vp VALUES (1)",
+			"SET timestamp = UNIX_TIMESTAMP('2000-01-01 01:00:00')", "BEGIN", "UPDATE vp SET x = 0", "COMMIT",
+			"SET timestamp = UNIX_TIMESTAMP('2000-01-01 02:00:00')", "BEGIN", "UPDATE vp SET x = 1", "ROLLBACK",
+			"SET timestamp = DEFAULT",
+		}},
 		{name: "epoch_fraction", sql: true, stmts: []string{
 			// The epoch's first second with a fraction is no zero
 			// TIMESTAMP (MariaDB's type_timestamp.test).

@@ -58,10 +58,11 @@ type Txn struct {
 
 // Alone reports whether the transaction is applied in a work of its own:
 // DDL, a large transaction, one that needs its source connection's
-// session, one whose statements must commit alone (Single), and the
-// first after a source restart (SourceRestarted).
+// session, one whose statements must commit alone (Single), the first
+// after a source restart (SourceRestarted), and one the source rolled
+// back (its target transaction is rolled back too).
 func (t *Txn) Alone() bool {
-	return t.DDL != nil || t.Large != nil || t.Session != 0 || t.Single || t.SourceRestarted
+	return t.DDL != nil || t.Large != nil || t.Session != 0 || t.Single || t.SourceRestarted || t.Txn != nil && t.Txn.RolledBack
 }
 
 // Large is how a worker reads a large transaction again.

@@ -397,7 +397,11 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (tm Ti
 		tm.Turn += time.Since(t0)
 	}
 	t0 := time.Now()
-	_, err = conn.ExecContext(ctx, "COMMIT")
+	if work.Txns[0].Txn.RolledBack {
+		err = w.rollBackAsSource(ctx, conn, work)
+	} else {
+		_, err = conn.ExecContext(ctx, "COMMIT")
+	}
 	tm.Commit = time.Since(t0)
 	if err != nil {
 		if classify(err) != reconnect {
@@ -553,6 +557,30 @@ func (w *worker) unblockHead(work *Work, err error) {
 			w.log.Info("lock wait at the head of the commit order: later transactions retry", "gtid", work.Txns[0].GTID, "aborted", n)
 		}
 	}
+}
+
+// rollBackAsSource ends the target transaction of work, a transaction
+// the source rolled back (binlog.Txn.RolledBack), as its replica does:
+// ROLLBACK, so that only what a rollback does not undo stays (rows of
+// non-transactional tables); then its GTID is recorded in a target
+// transaction of its own. A crash between the two applies it again, and
+// its non-transactional rows with it, as on MariaDB's replica, whose
+// gtid_slave_pos is no more atomic with such rows.
+func (w *worker) rollBackAsSource(ctx context.Context, conn *sql.Conn, work *Work) error {
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		return err
+	}
+	b := &w.batch
+	b.Compact = false
+	b.Reset()
+	b.Raw("START TRANSACTION")
+	bookkeeping(work, b.Raw)
+	if _, err := w.runBatchAs(ctx, conn, b, work, false); err != nil {
+		w.rollback(conn)
+		return err
+	}
+	_, err := conn.ExecContext(ctx, "COMMIT")
+	return err
 }
 
 // rollsBack reports whether a transaction of work rolls back to a

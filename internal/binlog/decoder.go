@@ -269,8 +269,10 @@ func (d *Decoder) query(t *Txn, h *replication.EventHeader, e *replication.Query
 		t.ThreadID = e.SlaveProxyID
 	}
 	switch {
-	case isKeyword(q, "BEGIN"), isKeyword(q, "COMMIT"),
-		isKeyword(q, "ROLLBACK") && !isRollbackToSavepoint(q):
+	case isKeyword(q, "BEGIN"), isKeyword(q, "COMMIT"):
+		return nil
+	case isKeyword(q, "ROLLBACK") && !isRollbackToSavepoint(q):
+		t.RolledBack = true // it ends the transaction (see Framer)
 		return nil
 	}
 	switch xaVerb(q) {

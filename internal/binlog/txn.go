@@ -231,6 +231,12 @@ type Txn struct {
 	// LoadData is set when that includes a LOAD DATA logged as a
 	// statement (a Statement with Load set).
 	LoadData bool
+	// RolledBack is set when the transaction ends with ROLLBACK, not
+	// COMMIT: the source rolled it back, and logged it because it changed
+	// what a rollback does not undo (a non-transactional table, a
+	// partition a versioned table added). A replica applies it and rolls
+	// it back too: those changes stay, the others go.
+	RolledBack bool
 	// XA is the XA phase; XID names the XA transaction, in the server's
 	// canonical form X'gtrid',X'bqual',formatID.
 	XA  XAPhase
