@@ -102,6 +102,46 @@ func fidelityCases(loadFile string) []fidelityCase {
 			"CREATE TEMPORARY TABLE tmp (id INT, v INT)", "INSERT INTO tmp VALUES (1, 10), (2, 20)",
 			"INSERT INTO t SELECT id, v FROM tmp", "UPDATE t JOIN tmp USING (id) SET t.v = t.v + tmp.v", "DROP TEMPORARY TABLE tmp",
 		}},
+		{name: "statement_context", sql: true, stmts: []string{
+			// MariaDB's default MIXED format logs these as statements,
+			// each found by MariaDB's test suite at MIXED.
+			"SET SESSION binlog_format = 'MIXED'",
+			"CREATE TABLE t (id INT PRIMARY KEY, v INT)",
+			// A CREATE ... SELECT reads user variables and CONNECTION_ID()
+			// (ctype_latin1, type_newdecimal, func_hybrid_type).
+			"SET @i = 2, @d = CAST(1.5 AS DECIMAL(65,38))",
+			"CREATE TABLE ctas AS SELECT CAST(@i AS BINARY) AS b, @d AS d, CONNECTION_ID() AS c",
+			// A temporary table created under SET STATEMENT in a
+			// transaction with DML, and DDL reading temporary tables
+			// (partition_innodb, create, sp-prelocking).
+			"SET autocommit = 0", "INSERT INTO t VALUES (1, 1)",
+			"SET STATEMENT sort_buffer_size = 65536 FOR CREATE TEMPORARY TABLE tmp AS SELECT * FROM t",
+			"INSERT INTO t SELECT id + 1, v FROM tmp", "COMMIT", "SET autocommit = 1",
+			"CREATE TABLE liketmp LIKE tmp",
+			"CREATE TABLE fromtmp (v INT) SELECT v FROM (SELECT v FROM tmp) d",
+			"DROP TEMPORARY TABLE tmp",
+			// A temporary sequence is a temporary table (sql_sequence/temporary).
+			"CREATE TEMPORARY SEQUENCE s", "ALTER TABLE s ENGINE = MyISAM",
+			"INSERT INTO t SELECT NEXTVAL(s) + 10, 0", "DROP TEMPORARY SEQUENCE s",
+			// A session whose connection character set is utf16: what
+			// paraply sets after it is not read as utf16 (ctype_utf16).
+			"SET character_set_connection = utf16",
+			"CREATE TABLE w (word VARCHAR(64)) CHARACTER SET utf16", "INSERT INTO w VALUES (X'2004'), ('a')",
+			"SET NAMES utf8mb4",
+			"INSERT INTO t VALUES (100, 100)",
+			"SET SESSION binlog_format = 'ROW'",
+		}},
+		{name: "insert_history", stmts: []string{
+			// versioning/misc, data: a statement that writes a versioned
+			// table's history as given.
+			"SET SESSION binlog_format = 'STATEMENT'",
+			"CREATE TABLE v (a INT, row_start TIMESTAMP(6) AS ROW START, row_end TIMESTAMP(6) AS ROW END, PERIOD FOR SYSTEM_TIME(row_start, row_end)) WITH SYSTEM VERSIONING",
+			"SET system_versioning_insert_history = ON",
+			"INSERT v (a, row_start, row_end) VALUES (1, '2020-01-01', DEFAULT), (2, '2020-02-02', '2020-03-03')",
+			"SET system_versioning_insert_history = OFF",
+			"INSERT INTO v (a) VALUES (3)",
+			"SET SESSION binlog_format = 'ROW'",
+		}},
 		{name: "upsert", sql: true, stmts: []string{
 			"CREATE TABLE t (id INT PRIMARY KEY, u VARCHAR(10) UNIQUE, n INT)",
 			"INSERT INTO t VALUES (1, 'a', 1), (2, 'b', 1)",

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -83,16 +84,26 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 		// The session the source ran it in, as a replica runs it: its
 		// clock and time zone (a CURRENT_TIMESTAMP default fills existing
 		// rows with them), foreign_key_checks, character sets (a CREATE
-		// DATABASE takes collation_server's), sql_mode. The session is
-		// closed after the DDL, so this goes with it.
+		// DATABASE takes collation_server's), sql_mode; and what a CREATE
+		// ... SELECT reads: user variables, CONNECTION_ID(), INSERT_ID.
+		// The session is closed after the DDL, so this goes with it.
 		defer w.closeConn()
-		as := statementSession(&st, w.p.cfg.SourceSession, w.mariadb)
+		thread := strings.Contains(strings.ToUpper(q), "CONNECTION_ID")
+		as := statementContext(statementSession(&st, w.p.cfg.SourceSession, w.mariadb), &st, thread)
 		if w.mariadb {
 			// A replica keeps the history of a system-versioned table
 			// that the source's ALTER kept.
 			as = append(as, assignment{"@@session.system_versioning_alter_history", "KEEP"})
 		}
-		if _, err := conn.ExecContext(ctx, setStatement(as)); err != nil {
+		set := setStatement(as)
+		for _, v := range st.Context.UserVars {
+			uq, args, err := userVarSQL(v, w.mariadb)
+			if err != nil {
+				return ddlConflict(t, &st, "user variable @"+v.Name, err)
+			}
+			set += ";\n" + inline(uq, args)
+		}
+		if _, err := conn.ExecContext(ctx, set); err != nil {
 			if classify(err) == fatal {
 				return ddlConflict(t, &st, "cannot give the target session the source session's settings for DDL", err)
 			}

@@ -71,6 +71,11 @@ func statementSession(st *binlog.Statement, sameFlavor, mariadb bool) []assignme
 			// An option bit since 10.10, applied as the bit says
 			// whatever the source's version, as MariaDB's replica does.
 			add("@@session.explicit_defaults_for_timestamp", flag(s.Flags2&binlog.OptionExplicitDefaultsTS != 0))
+			if s.Flags2&binlog.OptionInsertHistory != 0 {
+				// Only when set: targets before 10.11 lack the
+				// variable, and cannot take such a statement anyway.
+				add("@@session.system_versioning_insert_history", 1)
+			}
 		}
 	}
 	if sameFlavor {

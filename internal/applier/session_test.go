@@ -2,6 +2,7 @@ package applier
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -36,6 +37,17 @@ func TestStatementSession(t *testing.T) {
 		"@@session.foreign_key_checks = 0, @@session.unique_checks = 1, @@session.sql_auto_is_null = 0"
 	if got := setStatement(statementSession(st, false, true)); got != want {
 		t.Errorf("another flavor:\ngot  %s\nwant %s", got, want)
+	}
+	// system_versioning_insert_history only when the bit says ON: a target
+	// before 10.11 has no such variable.
+	st.Session.Flags2 |= binlog.OptionInsertHistory
+	if got := setStatement(statementSession(st, true, true)); !strings.Contains(got, "@@session.system_versioning_insert_history = 1") {
+		t.Errorf("insert history: %s", got)
+	}
+	for v, want := range map[string]bool{"10.11.19-MariaDB-0+deb12u1": true, "11.4.2-MariaDB": true, "10.6.18-MariaDB": false, "8.0.36": false, "junk": false} {
+		if got := versionAtLeast(v, 10, 11); got != want {
+			t.Errorf("versionAtLeast(%q, 10, 11) = %v", v, got)
+		}
 	}
 }
 

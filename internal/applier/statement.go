@@ -235,7 +235,7 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 	// The marker first: a SET that fails changes nothing, so the marker
 	// names the statement whose context or text failed.
 	changed := []assignment{{"@paraply_stmt", strconv.Itoa(len(p.stmts))}}
-	for _, a := range statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st) {
+	for _, a := range statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st, true) {
 		if v, ok := p.set[a.name]; !ok || v != a.value {
 			changed = append(changed, a)
 			p.set[a.name] = a.value
@@ -304,7 +304,7 @@ func (w *worker) loadData(ctx context.Context, conn *sql.Conn, t *Txn, st *binlo
 	if st.Schema != "" {
 		b.WriteString("USE " + schema.QuoteIdent(st.Schema) + ";\n")
 	}
-	b.WriteString(setStatement(statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st)))
+	b.WriteString(setStatement(statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st, true)))
 	for _, v := range st.Context.UserVars {
 		q, args, err := userVarSQL(v, w.mariadb)
 		if err != nil {
@@ -372,8 +372,10 @@ func loadQuery(st *binlog.Statement, file string) string {
 
 // statementContext adds to the session variables as the context events
 // of st: INSERT_ID, LAST_INSERT_ID, the RAND seeds, and the source
-// session's connection id, which CONNECTION_ID() returns.
-func statementContext(as []assignment, st *binlog.Statement) []assignment {
+// session's connection id, which CONNECTION_ID() returns (with thread;
+// it needs BINLOG REPLAY, which a DDL asks for only when it calls
+// CONNECTION_ID()).
+func statementContext(as []assignment, st *binlog.Statement, thread bool) []assignment {
 	c := &st.Context
 	// Set for every statement: one that did not use a forced value must
 	// not find the previous statement's.
@@ -384,7 +386,7 @@ func statementContext(as []assignment, st *binlog.Statement) []assignment {
 	if c.HasRand {
 		as = append(as, assignment{"@@session.rand_seed1", literal(c.RandSeed1)}, assignment{"@@session.rand_seed2", literal(c.RandSeed2)})
 	}
-	if st.ThreadID != 0 {
+	if st.ThreadID != 0 && thread {
 		as = append(as, assignment{"@@session.pseudo_thread_id", literal(st.ThreadID)})
 	}
 	return as
@@ -393,12 +395,40 @@ func statementContext(as []assignment, st *binlog.Statement) []assignment {
 // restoreSession gives a worker's session back the settings
 // ConfigureSession and the driver gave it, after a statement ran with the
 // source session's (see statementSession).
+//
+// Its strings are hex literals: the SET is parsed in the session the
+// statement left, whose character_set_connection may be utf16, which a
+// quoted literal would be read in ("Unknown or incorrect time zone").
 func (w *worker) restoreSession() string {
-	return "SET NAMES " + w.names + ", @@session.timestamp = DEFAULT, @@session.time_zone = '" + sessionTimeZone + "', " +
-		"@@session.sql_mode = '" + sessionSQLMode + "', @@session.lc_time_names = DEFAULT, " +
+	return "SET NAMES " + w.names + ", @@session.timestamp = DEFAULT, @@session.time_zone = " + literal(sessionTimeZone) + ", " +
+		"@@session.sql_mode = " + literal(sessionSQLMode) + ", @@session.lc_time_names = DEFAULT, " +
 		"@@session.auto_increment_increment = DEFAULT, @@session.auto_increment_offset = DEFAULT, " +
 		"@@session.foreign_key_checks = 1, @@session.unique_checks = 1, @@session.sql_auto_is_null = DEFAULT, " +
-		"@@session.insert_id = 0, @@session.collation_server = DEFAULT"
+		"@@session.insert_id = 0, @@session.collation_server = DEFAULT" + w.restoreInsertHistory()
+}
+
+// restoreInsertHistory is the part of restoreSession for a target that
+// has system_versioning_insert_history, which a statement may have set.
+func (w *worker) restoreInsertHistory() string {
+	if !w.insertHistory {
+		return ""
+	}
+	return ", @@session.system_versioning_insert_history = DEFAULT"
+}
+
+// versionAtLeast reports whether a server's VERSION() text (such as
+// 10.11.19-MariaDB-0+deb12u1) is major.minor or later.
+func versionAtLeast(version string, major, minor int) bool {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
 }
 
 // threadError is the error of a transaction whose source connection's

@@ -221,8 +221,9 @@ type worker struct {
 	// compound: the target runs each packet of SQL as a compound
 	// statement (see runBatch).
 	compound bool
-	// mariadb: the target is MariaDB, read with conn.
-	mariadb bool
+	// mariadb: the target is MariaDB, read with conn; insertHistory: it
+	// has system_versioning_insert_history (10.11 and later).
+	mariadb, insertHistory bool
 	// names is the session's character set and collation as the driver
 	// set them ("utf8mb4 COLLATE utf8mb4_general_ci"), which a statement
 	// run with the source session's changes (see restoreSession).
@@ -814,6 +815,7 @@ func (w *worker) session(ctx context.Context) (*sql.Conn, error) {
 		return nil, err
 	}
 	w.mariadb = strings.Contains(strings.ToLower(version), "mariadb")
+	w.insertHistory = w.mariadb && versionAtLeast(version, 10, 11)
 	w.names = charset + " COLLATE " + collation
 	// MariaDB runs compound statements outside stored programs since 10.1.1.
 	w.compound = !w.p.cfg.NoCompound && w.mariadb

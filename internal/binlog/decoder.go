@@ -213,7 +213,8 @@ func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
 	case *replication.XIDEvent, *replication.TableMapEvent, *replication.RowsQueryEvent,
 		*replication.MariadbAnnotateRowsEvent:
 	case *replication.IntVarEvent:
-		t.StatementDML = true
+		// Context of the query event that follows, which tells DML from
+		// DDL (a CREATE ... SELECT reads them too).
 		d.addIntvar(e)
 	case *replication.BeginLoadQueryEvent:
 		t.StatementDML, t.LoadData = true, true
@@ -231,10 +232,8 @@ func (d *Decoder) apply(t *Txn, be *replication.BinlogEvent) error {
 				t.XA, t.XID = XAPrepare, xid
 			}
 		case replication.RAND_EVENT:
-			t.StatementDML = true
 			return d.addRand(d.eventBody(be))
 		case replication.USER_VAR_EVENT:
-			t.StatementDML = true
 			return d.addUserVar(d.eventBody(be))
 		case replication.APPEND_BLOCK_EVENT:
 			t.StatementDML, t.LoadData = true, true

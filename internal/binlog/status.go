@@ -59,6 +59,10 @@ const (
 	OptionIfExists                = 1 << 28
 	// MariaDB's (10.10 and later): explicit_defaults_for_timestamp=1.
 	OptionExplicitDefaultsTS = 1 << 24
+	// MariaDB's (10.11 and later): system_versioning_insert_history=1,
+	// under which a statement writes a versioned table's ROW START and
+	// ROW END as given (versioning/misc, data).
+	OptionInsertHistory = 1 << 30
 )
 
 // Query event status variable codes (MySQL log_event.h, MariaDB log_event.h).

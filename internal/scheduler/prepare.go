@@ -312,6 +312,12 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 		return nil, &applier.ConflictError{GTID: gtid, What: fmt.Sprintf("statement-format DML in a transaction larger than --large-txn-piece (%d bytes): "+
 			"paraply applies such statements from memory; raise --large-txn-piece above the transaction's size", txn.Bytes)}
 	}
+	if txn.DDL && txn.StatementDML {
+		// The DDL path runs a transaction's DDL statements and its rows,
+		// never its statement DML: stop rather than drop them.
+		return nil, &applier.ConflictError{GTID: gtid, What: "a transaction with both DDL and statement-format DML, which paraply cannot apply in the source's order: " +
+			"apply it by hand and record it with paraply skip, or log the source at binlog_format=ROW"}
+	}
 	if txn.DDL {
 		ddl, err := p.followDDL(txn)
 		if err != nil {

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -137,13 +136,10 @@ func (tt *temporaries) lostError(it *applier.Txn, id uint32, lost map[schema.Tab
 }
 
 // namesAny reports whether DDL statement st names one of the tables in
-// set (a statement it cannot read, too: never a guess).
+// set anywhere: an ALTER of a temporary table, a CREATE TABLE ... LIKE or
+// ... SELECT that reads one.
 func namesAny(st *binlog.Statement, set map[schema.TableName]bool) bool {
-	s, err := schema.StatementSubjects(st.Schema, st.Query)
-	if err != nil {
-		return true
-	}
-	return slices.ContainsFunc(s.Tables, func(n schema.TableName) bool { return set[n] })
+	return schema.Mentions(st.Schema, st.Query, set)
 }
 
 // onlyTemporary reports whether every statement of txn creates or drops

@@ -30,15 +30,21 @@ type TemporaryChange struct {
 
 // TemporaryTables reads what query, run with currentSchema as the
 // default database, does to its session's temporary tables, from its
-// leading words (versioned comments opened): CREATE [OR REPLACE]
-// TEMPORARY TABLE [IF NOT EXISTS] name, DROP [TEMPORARY] TABLE [IF EXISTS]
-// name[, name ...]. Any other statement changes none.
+// leading words (versioned comments opened, a SET STATEMENT ... FOR prefix
+// read past): CREATE [OR REPLACE] TEMPORARY TABLE|SEQUENCE [IF NOT EXISTS]
+// name, DROP [TEMPORARY] TABLE|SEQUENCE [IF EXISTS] name[, name ...] (a
+// temporary sequence is a temporary table). Any other statement changes
+// none.
 func TemporaryTables(currentSchema, query string) TemporaryChange {
 	var c TemporaryChange
-	if w := leadingWord(query); w != "" && !strings.EqualFold(w, "CREATE") && !strings.EqualFold(w, "DROP") {
+	if w := leadingWord(query); w != "" && !strings.EqualFold(w, "CREATE") && !strings.EqualFold(w, "DROP") && !strings.EqualFold(w, "SET") {
 		return c // most statements: no need to read them whole
 	}
-	toks := tokenize(cleanQuery(query))
+	text := cleanQuery(query)
+	toks := tokenize(text)
+	if body, ok := setStatementBody(text, toks); ok {
+		return TemporaryTables(currentSchema, body)
+	}
 	if len(toks) < 3 {
 		return c
 	}
@@ -49,7 +55,7 @@ func TemporaryTables(currentSchema, query string) TemporaryChange {
 		temporary = temporary || toks[i].is("TEMPORARY")
 		i++
 	}
-	if i >= len(toks) || !toks[i].is("TABLE") {
+	if i >= len(toks) || !toks[i].is("TABLE") && !toks[i].is("SEQUENCE") {
 		return c
 	}
 	i = skipIfExists(toks, i+1)
@@ -73,4 +79,27 @@ func TemporaryTables(currentSchema, query string) TemporaryChange {
 		}
 	}
 	return c
+}
+
+// Mentions reports whether query names one of tables anywhere in its
+// text (as a LIKE source, in a subquery, in a join): an identifier equal
+// to a table's name, qualified by its schema, or unqualified with
+// currentSchema its schema. It reads more than StatementSubjects and may
+// take a column or an alias of the same name for the table: a caller
+// that routes a statement to the session holding a temporary table then
+// runs it there, where it runs as on the source anyway.
+func Mentions(currentSchema, query string, tables map[TableName]bool) bool {
+	toks := tokenize(cleanQuery(query))
+	for i, t := range toks {
+		if !t.isName() {
+			continue
+		}
+		if i+2 < len(toks) && toks[i+1].isPunct(".") && toks[i+2].isName() && tables[TableName{t.val, toks[i+2].val}] {
+			return true
+		}
+		if (i == 0 || !toks[i-1].isPunct(".")) && tables[TableName{currentSchema, t.val}] {
+			return true
+		}
+	}
+	return false
 }

@@ -20,9 +20,37 @@ func TestTemporaryTables(t *testing.T) {
 		{"drop table a, b", TemporaryChange{Dropped: []TableName{n("db", "a"), n("db", "b")}}},
 		{"CREATE TABLE t (id int)", TemporaryChange{}},
 		{"INSERT INTO tmp VALUES (1)", TemporaryChange{}},
+		// partition_innodb.test: the prefix runs it with an optimizer
+		// setting; it is still the creation of a temporary table.
+		{"set statement optimizer_switch='rowid_filter=off' for\ncreate temporary table t3 as select * from t1", TemporaryChange{Created: []TableName{n("db", "t3")}}},
+		{"SET STATEMENT max_statement_time=10 FOR DROP TEMPORARY TABLE t3", TemporaryChange{Dropped: []TableName{n("db", "t3")}, Temporary: true}},
+		{"SET @a = 1", TemporaryChange{}},
+		// sql_sequence/temporary.test: a temporary sequence is a
+		// temporary table.
+		{"create temporary sequence s1", TemporaryChange{Created: []TableName{n("db", "s1")}}},
+		{"DROP TEMPORARY SEQUENCE IF EXISTS `s1`", TemporaryChange{Dropped: []TableName{n("db", "s1")}, Temporary: true}},
 	} {
 		if got := TemporaryTables("db", c.q); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%q: %+v, want %+v", c.q, got, c.want)
+		}
+	}
+}
+
+// TestMentions: a DDL that reads a temporary table names it where
+// StatementSubjects does not look (main/create.test, sp-prelocking.test).
+func TestMentions(t *testing.T) {
+	tmp := map[TableName]bool{{"db", "t3"}: true, {"o", "x"}: true}
+	for q, want := range map[string]bool{
+		"create table t2 like t3": true,
+		"CREATE TABLE t2 (c INT) SELECT DISTINCT c FROM (SELECT v AS c FROM `t3`) t": true,
+		"create table t2 like o.x":         true,
+		"create table t2 like db.t3":       true,
+		"create table t2 like o.t3":        false,
+		"create table t2 like x":           false,
+		"ALTER TABLE t4 ADD COLUMN t5 INT": false,
+	} {
+		if got := Mentions("db", q, tmp); got != want {
+			t.Errorf("%q: %v, want %v", q, got, want)
 		}
 	}
 }
