@@ -109,7 +109,7 @@ soak: deps
 #                    that both replicate, the targets are compared with the
 #                    source before every DROP/TRUNCATE and at the end, and
 #                    each file gets a verdict (equal, paraply worse, native
-#                    worse, both differ, statement-format, skipped); the
+#                    worse, both differ, skipped); the
 #                    table goes to bin/mtr.md. A file where paraply does
 #                    worse fails it. MTR_FORMAT is the source's
 #                    binlog_format (ROW, MIXED or STATEMENT). make test runs

@@ -17,7 +17,6 @@ const (
 	verdictNativeWorse  = "native worse"
 	verdictBothDiffer   = "both differ"
 	verdictSkipped      = "skipped"
-	verdictStatement    = "statement-format (aside)"
 )
 
 // mtrSide is how one replica stood at a checkpoint.
@@ -60,11 +59,9 @@ type mtrCheck struct {
 // (the native replica's may differ too: a file that copies a table's
 // files into the source's datadir leaves both without it, and paraply may
 // still get the rows of another table wrong); and the other way round.
-// When both differ in the same ways, or both stopped, both differ. A stop
-// on statement-format DML, which paraply does not apply by design, ends
-// what is judged.
+// When both differ in the same ways, or both stopped, both differ.
 func mtrJudge(checks []mtrCheck) (verdict, detail string) {
-	var paraplyWorse, nativeWorse, bothDiffer, statement string
+	var paraplyWorse, nativeWorse, bothDiffer string
 	first := func(v *string, s string) {
 		if *v == "" {
 			*v = s
@@ -74,8 +71,6 @@ func mtrJudge(checks []mtrCheck) (verdict, detail string) {
 		p, n := c.paraply, c.native
 		at := " (at " + c.at + ")"
 		switch {
-		case strings.Contains(p.stopped, "statement-format"):
-			statement = p.stopped
 		case p.stopped != "" && n.stopped != "":
 			first(&bothDiffer, p.first()+"; native: "+n.first()+at)
 		case p.stopped != "":
@@ -93,15 +88,10 @@ func mtrJudge(checks []mtrCheck) (verdict, detail string) {
 				first(&bothDiffer, p.first()+"; native: "+n.first()+at)
 			}
 		}
-		if statement != "" {
-			break
-		}
 	}
 	switch {
 	case paraplyWorse != "":
 		return verdictParaplyWorse, paraplyWorse
-	case statement != "":
-		return verdictStatement, statement
 	case nativeWorse != "":
 		return verdictNativeWorse, nativeWorse
 	case bothDiffer != "":
@@ -112,7 +102,7 @@ func mtrJudge(checks []mtrCheck) (verdict, detail string) {
 
 // mtrSummary counts the verdicts.
 func mtrSummary(results []mtrResult) string {
-	order := []string{verdictEqual, verdictParaplyWorse, verdictNativeWorse, verdictBothDiffer, verdictStatement, verdictSkipped}
+	order := []string{verdictEqual, verdictParaplyWorse, verdictNativeWorse, verdictBothDiffer, verdictSkipped}
 	count := map[string]int{}
 	for _, r := range results {
 		count[r.verdict]++
@@ -173,10 +163,9 @@ func TestMTRJudge(t *testing.T) {
 		{"both differ", []mtrCheck{{native: diff("t1"), paraply: diff("t1")}, {native: stop("y"), paraply: stop("x")}}, verdictBothDiffer},
 		{"paraply differs in more", []mtrCheck{{native: diff("t1 definition"), paraply: diff("t1 definition", "t1 rows")}}, verdictParaplyWorse},
 		{"native differs in more", []mtrCheck{{native: diff("t1", "t2"), paraply: diff("t1")}}, verdictNativeWorse},
-		{"statement format", []mtrCheck{{native: eq, paraply: eq}, {native: eq, paraply: stop("GTID 0-1-5: statement-format DML: ...")},
-			{native: diff("t2"), paraply: stop("GTID 0-1-5: statement-format DML: ...")}}, verdictStatement},
-		{"differs before statement format", []mtrCheck{{native: eq, paraply: diff("t1")},
-			{native: eq, paraply: stop("GTID 0-1-5: statement-format DML: ...")}}, verdictParaplyWorse},
+		// Statement-format DML is applied as any other: a stop on it is
+		// a stop.
+		{"statement format", []mtrCheck{{native: eq, paraply: eq}, {native: eq, paraply: stop("GTID 0-1-5: statement-format DML: ...")}}, verdictParaplyWorse},
 	} {
 		if got, detail := mtrJudge(c.checks); got != c.want {
 			t.Errorf("%s: %s (%s), want %s", c.name, got, detail, c.want)
