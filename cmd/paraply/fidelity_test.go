@@ -129,6 +129,11 @@ func fidelityCases(loadFile string) []fidelityCase {
 			"CREATE TABLE w (word VARCHAR(64)) CHARACTER SET utf16", "INSERT INTO w VALUES (X'2004'), ('a')",
 			"SET NAMES utf8mb4",
 			"INSERT INTO t VALUES (100, 100)",
+			// A function that creates a temporary table flags its
+			// caller's transaction as DDL; its writes must still apply
+			// (main/sp.test).
+			"CREATE FUNCTION f() RETURNS INT DETERMINISTIC MODIFIES SQL DATA BEGIN DROP TEMPORARY TABLE IF EXISTS ft; CREATE TEMPORARY TABLE ft (id INT); INSERT INTO t VALUES (200, 200); RETURN 1; END",
+			"SELECT f()", "DROP TEMPORARY TABLE ft",
 			"SET SESSION binlog_format = 'ROW'",
 		}},
 		{name: "insert_history", stmts: []string{
@@ -287,6 +292,15 @@ func fidelityCases(loadFile string) []fidelityCase {
 			"DROP SEQUENCE s1, s2",
 			"CREATE TABLE tt (a INT)", "SET sql_log_bin = 0", "CREATE TRIGGER tr1 BEFORE INSERT ON tt FOR EACH ROW SET @a = 1",
 			"SET sql_log_bin = 1", "DROP TRIGGER tr1", "INSERT INTO tt VALUES (1)",
+		}},
+		{name: "drop_unopenable", stmts: []string{
+			// A table its engine cannot open after ADD PARTITION (an Aria
+			// versioned table partitioned by SYSTEM_TIME): its DROP is
+			// what the DDL bracket must let through
+			// (versioning/partition.test).
+			"CREATE TABLE t1 (a INT PRIMARY KEY) ENGINE=Aria PAGE_CHECKSUM=0 WITH SYSTEM VERSIONING PARTITION BY SYSTEM_TIME (PARTITION p1 HISTORY, PARTITION pn CURRENT)",
+			"ALTER TABLE t1 ADD PARTITION (PARTITION p2 HISTORY)", "DROP TABLE t1",
+			"CREATE TABLE after_drop (a INT)", "INSERT INTO after_drop VALUES (1)",
 		}},
 		{name: "ddl_error", sql: true, stmts: []string{
 			// Logged with the error they met on the source: a replica

@@ -81,7 +81,24 @@ func (d *Decoder) Decode(rt *RawTxn) (*Txn, error) {
 	if t.Timestamp == 0 {
 		t.Timestamp = int64(last.Timestamp()) * 1e6
 	}
+	t.settleDDLFlag()
 	return t, nil
+}
+
+// settleDDLFlag: MariaDB flags a transaction's GTID as DDL when a stored
+// function or procedure it calls ran DDL (SELECT f() where f creates a
+// temporary table: main/sp.test). With no DDL statement of its own, the
+// transaction is the statements it logged, applied as statement DML.
+func (t *Txn) settleDDLFlag() {
+	if !t.DDL || !t.StatementDML {
+		return
+	}
+	for _, st := range t.Statements {
+		if st.Kind == StmtDDL {
+			return
+		}
+	}
+	t.DDL = false
 }
 
 // events decodes the events of rt into t. Table maps go-mysql's parser
@@ -425,6 +442,7 @@ func (d *Decoder) DecodePieces(next func() (*RawTxn, error)) (*Txn, error) {
 	if t.Timestamp == 0 {
 		t.Timestamp = int64(last.Timestamp()) * 1e6
 	}
+	t.settleDDLFlag()
 	return t, nil
 }
 
