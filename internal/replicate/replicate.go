@@ -193,6 +193,12 @@ func (r *Replica) run(ctx context.Context) error {
 	if err := r.checkStart(ctx, tgtDB, state); err != nil {
 		return err
 	}
+	// Read with the rest of the start, before "replicating": a target
+	// lost after that is ridden out, not an error.
+	lost, err := lostTemporary(ctx, store)
+	if err != nil {
+		return err
+	}
 	relay, prefix, start, err := r.openRelay(ctx, state, store)
 	if err != nil {
 		return err
@@ -245,10 +251,6 @@ func (r *Replica) run(ctx context.Context) error {
 	r.receiver, r.relay = receiver, relay
 	r.mu.Unlock()
 	seq := applier.NewSequencer(prefix)
-	lost, err := lostTemporary(ctx, store)
-	if err != nil {
-		return err
-	}
 	prep := &scheduler.Preparer{Catalog: cat, LostTemporary: lost, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun,
 		Logger: r.log.With("component", "preparer"), ReadPart: relay.ReadPart, StopAfter: stopAfter, Stopped: r.untilStopped(state.Position, until), Flavor: r.info.Flavor, Delay: r.cfg.Delay, ClockOffset: r.lag.ClockOffset,
 		Filter: r.newFilter()}
