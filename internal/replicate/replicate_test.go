@@ -133,12 +133,13 @@ func TestScriptedWorkloads(t *testing.T) {
 		unordered bool
 		delay     time.Duration
 	}
+	// Every mode with 8 workers; one worker for the default mode and
+	// serial's (the others with one worker apply as serial does).
 	var variants []variant
 	for _, mode := range deptrack.Modes {
-		for _, workers := range []int{1, 8} {
-			variants = append(variants, variant{mode, workers, false, 0})
-		}
+		variants = append(variants, variant{mode, 8, false, 0})
 	}
+	variants = append(variants, variant{deptrack.WritesetMode, 1, false, 0}, variant{deptrack.Serial, 1, false, 0})
 	variants = append(variants, variant{deptrack.WritesetMode, 8, true, 0}, variant{deptrack.CommitOrder, 4, true, 0},
 		variant{deptrack.WritesetMode, 4, false, 20 * time.Millisecond})
 	for _, v := range variants {
