@@ -97,7 +97,7 @@ const ringSize = 1 << 16
 // PreserveOrder a worker is busy until its turn to commit, and commits
 // follow one another; a later transaction of the batch that waits for
 // work still in flight, or for one of the batch that does, is applied
-// after the turn, the others at once (applier.Work.AfterTurn). Without
+// after the turn, the others at once (stage.Work.AfterTurn). Without
 // it, such a transaction is applied once what it waits for has committed,
 // at the end of the same work: paraply leaves it for later work and goes
 // on past it, so it shares a commit either way, and waiting at the end

@@ -17,6 +17,7 @@ import (
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // turnObserver keeps the timing of each applied work, by its first
@@ -27,7 +28,7 @@ type turnObserver struct {
 	turn map[uint64]time.Duration
 }
 
-func (o *turnObserver) Applied(_ int, w *Work, t Timing) {
+func (o *turnObserver) Applied(_ int, w *stage.Work, t Timing) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.turn[w.First()] = t.Turn
@@ -65,9 +66,9 @@ func TestWorkPastItsTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	// update is transaction seq setting v of row id from before to after.
-	update := func(seq uint64, id, before, after int32) *Txn {
+	update := func(seq uint64, id, before, after int32) *stage.Txn {
 		r := &binlog.Rows{Op: binlog.Update, Table: tm, Images: [][]any{{id, before}, {id, after}}}
-		return &Txn{Seq: seq, GTID: "0-1-" + strconv.FormatUint(seq, 10), Txn: &binlog.Txn{Rows: []*binlog.Rows{r}}, Tables: []*sqlgen.Table{tab}}
+		return &stage.Txn{Seq: seq, GTID: "0-1-" + strconv.FormatUint(seq, 10), Txn: &binlog.Txn{Rows: []*binlog.Rows{r}}, Tables: []*sqlgen.Table{tab}}
 	}
 	rows := func() string {
 		var got string
@@ -88,17 +89,17 @@ func TestWorkPastItsTurn(t *testing.T) {
 
 	obs := &turnObserver{turn: map[uint64]time.Duration{}}
 	pool := NewPool(Config{Workers: 2, PreserveOrder: true, MaxBackoff: 10 * time.Millisecond, Observer: obs,
-		Logger: slog.New(slog.DiscardHandler)}, db, store, NewSequencer(0))
+		Logger: slog.New(slog.DiscardHandler)}, db, store, stage.NewSequencer(0))
 	in := WorkChannels(2)
-	done := make(chan *Work, 2)
+	done := make(chan *stage.Work, 2)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ran := make(chan error, 1)
 	go func() { ran <- pool.Run(runCtx, in, done) }()
 	// A: 1 sets row 1 to 1 (held back by the lock). B: 2 sets row 2, 3
 	// sets row 1 from A's 1 to 2 (3 waits for A), 4 sets row 3.
-	in[0] <- &Work{Txns: []*Txn{update(1, 1, 0, 1)}}
-	in[1] <- &Work{Txns: []*Txn{update(2, 2, 0, 1), update(3, 1, 1, 2), update(4, 3, 0, 1)}, AfterTurn: []bool{false, true, false}}
+	in[0] <- &stage.Work{Txns: []*stage.Txn{update(1, 1, 0, 1)}}
+	in[1] <- &stage.Work{Txns: []*stage.Txn{update(2, 2, 0, 1), update(3, 1, 1, 2), update(4, 3, 0, 1)}, AfterTurn: []bool{false, true, false}}
 
 	// B's first part runs while A waits: rows 2 and 3 are locked by B's
 	// open transaction, and only one session waits for a lock (A, on row
@@ -148,8 +149,8 @@ func TestWorkPastItsTurn(t *testing.T) {
 
 	// A conflict after the turn: 6 does not find row 9 (the second part),
 	// after 5 changed row 2 (the first).
-	in[0] <- &Work{Txns: []*Txn{update(5, 2, 1, 5), update(6, 9, 0, 8)}, AfterTurn: []bool{false, true}}
-	var ce *ConflictError
+	in[0] <- &stage.Work{Txns: []*stage.Txn{update(5, 2, 1, 5), update(6, 9, 0, 8)}, AfterTurn: []bool{false, true}}
+	var ce *stage.ConflictError
 	select {
 	case err := <-ran:
 		if !errors.As(err, &ce) || ce.GTID != "0-1-6" || !strings.Contains(ce.What, "not found") {

@@ -18,6 +18,7 @@ import (
 	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // TestCompactFallback: a work whose compacted statements find a row
@@ -91,31 +92,31 @@ func testCompactFallback(t *testing.T, db *sql.DB, store *checkpoint.Store, sche
 		t.Fatalf("table: compactable %v, %v", tab != nil && tab.Compactable(), err)
 	}
 
-	seq := NewSequencer(0)
+	seq := stage.NewSequencer(0)
 	var next uint64
 	// work makes one transaction per list of ids, each setting c of
 	// those rows to "bN" (N: the transaction).
-	work := func(ids ...[]int32) *Work {
-		w := &Work{}
+	work := func(ids ...[]int32) *stage.Work {
+		w := &stage.Work{}
 		for _, txn := range ids {
 			next++
 			r := &binlog.Rows{Op: binlog.Update, Table: tm}
 			for _, id := range txn {
 				r.Images = append(r.Images, []any{id, "a"}, []any{id, "b" + strconv.FormatUint(next, 10)})
 			}
-			w.Txns = append(w.Txns, &Txn{Seq: next, GTID: domain + "-1-" + strconv.FormatUint(next, 10),
+			w.Txns = append(w.Txns, &stage.Txn{Seq: next, GTID: domain + "-1-" + strconv.FormatUint(next, 10),
 				Txn: &binlog.Txn{Rows: []*binlog.Rows{r}}, Tables: []*sqlgen.Table{tab}})
 		}
 		return w
 	}
 	var logs strings.Builder
-	run := func(w *Work) error {
+	run := func(w *stage.Work) error {
 		logs.Reset()
 		pool := NewPool(Config{Workers: 1, NoCompound: noCompound, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, db, store, seq)
-		in, done := make(chan *Work, 1), make(chan *Work, 1)
+		in, done := make(chan *stage.Work, 1), make(chan *stage.Work, 1)
 		in <- w
 		close(in)
-		return pool.Run(ctx, []chan *Work{in}, done)
+		return pool.Run(ctx, []chan *stage.Work{in}, done)
 	}
 	status := func(name string) int {
 		var n int
@@ -151,9 +152,9 @@ func testCompactFallback(t *testing.T, db *sql.DB, store *checkpoint.Store, sche
 		t.Fatal(err)
 	}
 	err = run(work([]int32{6}, []int32{7, 8}, []int32{9}))
-	var ce *ConflictError
+	var ce *stage.ConflictError
 	if !errors.As(err, &ce) {
-		t.Fatalf("got %v, want a ConflictError", err)
+		t.Fatalf("got %v, want a stage.ConflictError", err)
 	}
 	if ce.GTID != domain+"-1-5" || ce.Key != "id=8" || !strings.Contains(ce.What, "not found") {
 		t.Errorf("got %v, want GTID 0-1-5, key id=8", err)

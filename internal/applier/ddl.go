@@ -13,6 +13,7 @@ import (
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/schema"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // ddl runs a DDL transaction. It is a barrier: everything before it has
@@ -26,7 +27,7 @@ import (
 // leaves its rows to the caller, whose target transaction records the
 // GTID and forgets the markers: a crash in between runs only the rows
 // again.
-func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
+func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *stage.Work) error {
 	t := work.Txns[0]
 	// A barrier runs only once everything before it has committed, not
 	// merely executed.
@@ -64,7 +65,7 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 			if classify(err) == fatal {
 				// Reading what the DDL changes, before it runs: a CREATE
 				// DATABASE the account may not see.
-				return ddlConflict(t, &st, "cannot record the DDL's objects before it runs", err)
+				return ddlConflict(t, &st, "cannot record the stage.DDL's objects before it runs", err)
 			}
 			return err
 		}
@@ -105,7 +106,7 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 		}
 		if _, err := conn.ExecContext(ctx, set); err != nil {
 			if classify(err) == fatal {
-				return ddlConflict(t, &st, "cannot give the target session the source session's settings for DDL", err)
+				return ddlConflict(t, &st, "cannot give the target session the source session's settings for stage.DDL", err)
 			}
 			return err
 		}
@@ -113,7 +114,7 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 			return err
 		}
 		if err := w.runDDL(ctx, conn, t, &st, q); err != nil {
-			var ce *ConflictError
+			var ce *stage.ConflictError
 			if errors.As(err, &ce) {
 				if aerr := w.p.store.AbandonDDL(ctx, marker); aerr != nil {
 					w.log.Warn("DDL failed; its bracket row stays", "gtid", marker, "err", aerr)
@@ -136,14 +137,14 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *Work) error {
 	if err := w.retrying(ctx, func() error { return w.p.store.EndDDL(ctx, t.GTID, markers...) }); err != nil {
 		return err
 	}
-	work.done(w.p.seq)
+	work.Committed(w.p.seq)
 	return nil
 }
 
 // ddlMarkers are the GTIDs each DDL statement of t is recorded under: the
 // transaction's own for a lone DDL statement, GTID/ddlN when there are
 // several or rows follow.
-func ddlMarkers(t *Txn) []string {
+func ddlMarkers(t *stage.Txn) []string {
 	stmts := ddlStatements(t.DDL.Statements)
 	out := make([]string, len(stmts))
 	for i := range stmts {

@@ -10,6 +10,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // runDDL runs q, the DDL statement st of t, on conn as MariaDB's replica
@@ -28,7 +29,7 @@ import (
 //     CREATE TABLE replaces a table that exists (CREATE OR REPLACE).
 //   - A statement run again after a crash that left its outcome unknown
 //     (t.DDL.Rerun) may find its change made.
-func (w *worker) runDDL(ctx context.Context, conn *sql.Conn, t *Txn, st *binlog.Statement, q string) error {
+func (w *worker) runDDL(ctx context.Context, conn *sql.Conn, t *stage.Txn, st *binlog.Statement, q string) error {
 	_, err := conn.ExecContext(ctx, q)
 	if err != nil && st.ErrorCode == 0 && idempotentDDLError(q, err) == createExists {
 		if r, ok := orReplace(q); ok {
@@ -45,7 +46,7 @@ func (w *worker) runDDL(ctx context.Context, conn *sql.Conn, t *Txn, st *binlog.
 			return err
 		}
 		what := fmt.Sprintf("the DDL met error %d on the source and %s on the target: %s", st.ErrorCode, describeError(got), abbreviate(binlog.RedactSecrets(st.Query)))
-		return &ConflictError{GTID: t.GTID, What: what, Err: redactedOrNil(err)}
+		return &stage.ConflictError{GTID: t.GTID, What: what, Err: redactedOrNil(err)}
 	case err == nil:
 		return nil
 	case idempotentDDLError(q, err) == goneOrThere:
@@ -62,12 +63,12 @@ func (w *worker) runDDL(ctx context.Context, conn *sql.Conn, t *Txn, st *binlog.
 // ddlConflict is the error that stops replication at DDL statement st of
 // t: what happened, the statement, and, for a missing privilege, which
 // one and the GRANT that gives it.
-func ddlConflict(t *Txn, st *binlog.Statement, what string, err error) *ConflictError {
+func ddlConflict(t *stage.Txn, st *binlog.Statement, what string, err error) *stage.ConflictError {
 	what += ": " + abbreviate(binlog.RedactSecrets(st.Query))
 	if hint := privilegeHint(err); hint != "" {
 		what += ": " + hint
 	}
-	return &ConflictError{GTID: t.GTID, What: what, Err: redacted{err}}
+	return &stage.ConflictError{GTID: t.GTID, What: what, Err: redacted{err}}
 }
 
 // idempotence is how a replica in slave_ddl_exec_mode=IDEMPOTENT treats a

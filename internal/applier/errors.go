@@ -10,37 +10,8 @@ import (
 	"syscall"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/paraply/paraply/internal/stage"
 )
-
-// ConflictError stops replication: the target does not hold what the
-// source's binlog says it held (a row to change is missing, a row to insert
-// already exists, a table is missing or different). It names the
-// transaction, table and key, and nothing after it is applied, so that the
-// target can be fixed and replication resumed.
-type ConflictError struct {
-	GTID  string
-	Table string
-	Key   string
-	What  string
-	Err   error
-}
-
-func (e *ConflictError) Error() string {
-	s := "GTID " + e.GTID
-	if e.Table != "" {
-		s += ": " + e.Table
-	}
-	if e.Key != "" {
-		s += " " + e.Key
-	}
-	s += ": " + e.What
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s + " (the target was left as it was; fix it and restart paraply to resume)"
-}
-
-func (e *ConflictError) Unwrap() error { return e.Err }
 
 // class is what to do about an error from the target.
 type class int
@@ -82,7 +53,7 @@ const (
 
 // classify sorts an error from executing or committing on the target.
 func classify(err error) class {
-	if errors.Is(err, ErrAborted) || errors.Is(err, errNotHead) {
+	if errors.Is(err, stage.ErrAborted) || errors.Is(err, errNotHead) {
 		// errNotHead: run again at the commit turn, where a data error
 		// is real (worker.apply); without this it stopped replication
 		// at once, with the bare driver error.

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/paraply/paraply/internal/schema"
-	"github.com/paraply/paraply/internal/sqlgen"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // sqlRefusals remembers, per target table, why the SQL path cannot apply
@@ -72,12 +72,12 @@ func (r *sqlRefusals) check(ctx context.Context, conn *sql.Conn, table schema.Ta
 // transaction goes to the row applier too: it applied 2,000,000 row
 // changes three times as fast as SQL statements (18 s against 57 s),
 // where compaction and batching, SQL's strengths, do nothing.
-func (w *worker) choosePath(ctx context.Context, conn *sql.Conn, work *Work) (Path, error) {
+func (w *worker) choosePath(ctx context.Context, conn *sql.Conn, work *stage.Work) (Path, error) {
 	if work.Txns[0].Large != nil {
 		return BinlogPath, nil
 	}
 	for _, t := range work.Txns {
-		for _, tb := range t.sqlTables() {
+		for _, tb := range sqlTables(t) {
 			if tb == nil {
 				return BinlogPath, nil
 			}
@@ -90,19 +90,11 @@ func (w *worker) choosePath(ctx context.Context, conn *sql.Conn, work *Work) (Pa
 	return SQLPath, nil
 }
 
-// sqlTables are the SQL views of the tables t writes.
-func (t *Txn) sqlTables() []*sqlgen.Table {
-	if t.Large != nil {
-		return t.Large.Tables
-	}
-	return t.Tables
-}
-
 // refuseInexact returns a ConflictError for the first table of work whose
 // rows the SQL path cannot apply exactly.
-func (w *worker) refuseInexact(ctx context.Context, conn *sql.Conn, work *Work) error {
+func (w *worker) refuseInexact(ctx context.Context, conn *sql.Conn, work *stage.Work) error {
 	for _, t := range work.Txns {
-		for _, tb := range t.sqlTables() {
+		for _, tb := range sqlTables(t) {
 			if tb == nil {
 				continue // refused by name where it is used
 			}
@@ -111,7 +103,7 @@ func (w *worker) refuseInexact(ctx context.Context, conn *sql.Conn, work *Work) 
 				return err
 			}
 			if why != "" {
-				return &ConflictError{GTID: t.GTID, Table: tb.Name.String(), What: why}
+				return &stage.ConflictError{GTID: t.GTID, Table: tb.Name.String(), What: why}
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // sourceGTID makes the next transaction conn commits carry t's source GTID
@@ -18,13 +19,13 @@ import (
 // TABLE ... SELECT: the DDL commits on its own, then the rows) logs its
 // GTID once for each; a target with gtid_strict_mode=ON refuses the
 // second, which the error then says.
-func (w *worker) sourceGTID(ctx context.Context, conn *sql.Conn, t *Txn) error {
+func (w *worker) sourceGTID(ctx context.Context, conn *sql.Conn, t *stage.Txn) error {
 	if !w.p.cfg.PreserveGTIDs {
 		return nil
 	}
 	g := t.Txn.GTID
 	if g.Flavor != binlog.FlavorMariaDB {
-		return &ConflictError{GTID: t.GTID, What: "--preserve-gtids: not a MariaDB GTID", Err: fmt.Errorf("%q", t.GTID)}
+		return &stage.ConflictError{GTID: t.GTID, What: "--preserve-gtids: not a MariaDB GTID", Err: fmt.Errorf("%q", t.GTID)}
 	}
 	if _, err := conn.ExecContext(ctx, "SET SESSION gtid_domain_id = ?, server_id = ?, gtid_seq_no = ?", g.Domain, g.Server, g.Seq); err != nil {
 		return fmt.Errorf("giving the target session the source's GTID %s: %w", t.GTID, err)

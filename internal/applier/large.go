@@ -14,6 +14,7 @@ import (
 	"github.com/paraply/paraply/internal/replay"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // LargeProgress is how far a worker is in applying a large transaction.
@@ -39,7 +40,7 @@ const largeSlice = 1 << 20
 // time, as one target transaction with its checkpoint row; on success the
 // transaction stays open. Memory holds one piece and what one packet of
 // statements refers to, whatever the size of the transaction.
-func (w *worker) applyLarge(ctx context.Context, conn *sql.Conn, work *Work, path Path, turnFirst bool) (time.Duration, error) {
+func (w *worker) applyLarge(ctx context.Context, conn *sql.Conn, work *stage.Work, path Path, turnFirst bool) (time.Duration, error) {
 	t := work.Txns[0]
 	p := LargeProgress{GTID: t.GTID, Path: path.String(), Pieces: t.Large.Pieces, Rows: int64(t.Txn.RowCount()), Bytes: int64(t.Txn.Bytes)}
 	w.p.cfg.Observer.Progress(w.id, p)
@@ -57,7 +58,7 @@ func (w *worker) applyLarge(ctx context.Context, conn *sql.Conn, work *Work, pat
 	if err := w.abandon(conn, work, err, turnFirst); err != nil {
 		return d, err
 	}
-	var ce *ConflictError
+	var ce *stage.ConflictError
 	if errors.As(err, &ce) {
 		return d, err
 	}
@@ -65,11 +66,11 @@ func (w *worker) applyLarge(ctx context.Context, conn *sql.Conn, work *Work, pat
 	if tms := t.Txn.LargeTables; len(tms) == 1 {
 		table = schema.TableName{Schema: string(tms[0].Schema), Name: string(tms[0].Table)}.String()
 	}
-	return d, &ConflictError{GTID: t.GTID, Table: table, What: fmt.Sprintf("%s (a transaction of %d rows, %d bytes)", describe(err), p.Rows, p.Bytes), Err: err}
+	return d, &stage.ConflictError{GTID: t.GTID, Table: table, What: fmt.Sprintf("%s (a transaction of %d rows, %d bytes)", describe(err), p.Rows, p.Bytes), Err: err}
 }
 
 // replayLarge sends the pieces through the target's own row applier.
-func (w *worker) replayLarge(ctx context.Context, conn *sql.Conn, work *Work, p *LargeProgress) error {
+func (w *worker) replayLarge(ctx context.Context, conn *sql.Conn, work *stage.Work, p *LargeProgress) error {
 	t := work.Txns[0]
 	b := w.replayBuilder()
 	format := w.format
@@ -85,7 +86,7 @@ func (w *worker) replayLarge(ctx context.Context, conn *sql.Conn, work *Work, p 
 			return err
 		}
 		if err := b.Piece(0, rt, i == 0, i == t.Large.Pieces-1); err != nil {
-			return &ConflictError{GTID: t.GTID, What: "cannot replay its row events", Err: err}
+			return &stage.ConflictError{GTID: t.GTID, What: "cannot replay its row events", Err: err}
 		}
 		ps := b.Drain()
 		if i == t.Large.Pieces-1 {
@@ -103,7 +104,7 @@ func (w *worker) replayLarge(ctx context.Context, conn *sql.Conn, work *Work, p 
 }
 
 // sendPackets runs replay packets, refusing one the target could not take.
-func (w *worker) sendPackets(ctx context.Context, conn *sql.Conn, work *Work, ps []replay.Packet) error {
+func (w *worker) sendPackets(ctx context.Context, conn *sql.Conn, work *stage.Work, ps []replay.Packet) error {
 	for _, p := range ps {
 		if n := worstSize(p.SQL, p.Args); w.maxPacket > 0 && n > w.maxPacket-1024 {
 			return fmt.Errorf("%w: %d bytes, max_allowed_packet %d", errPacketTooLarge, n, w.maxPacket)
@@ -117,7 +118,7 @@ func (w *worker) sendPackets(ctx context.Context, conn *sql.Conn, work *Work, ps
 
 // executeLarge applies the pieces as SQL statements, without compaction
 // (the rows of one transaction are applied in their order).
-func (w *worker) executeLarge(ctx context.Context, conn *sql.Conn, work *Work, p *LargeProgress) error {
+func (w *worker) executeLarge(ctx context.Context, conn *sql.Conn, work *stage.Work, p *LargeProgress) error {
 	t := work.Txns[0]
 	b := &w.batch
 	b.Compact = false
@@ -159,10 +160,10 @@ func (w *worker) executeLarge(ctx context.Context, conn *sql.Conn, work *Work, p
 				stmts = savepoints(b, stmts, j)
 				table := largeTable(t, r.Table)
 				if table == nil {
-					return &ConflictError{GTID: t.GTID, Table: r.Schema() + "." + r.Name(), What: "table not known for SQL (apply with --apply binlog or auto)"}
+					return &stage.ConflictError{GTID: t.GTID, Table: r.Schema() + "." + r.Name(), What: "table not known for SQL (apply with --apply binlog or auto)"}
 				}
 				if err := b.Add(table, r, 0); err != nil {
-					return &ConflictError{GTID: t.GTID, Table: table.Name.String(), What: "cannot build SQL", Err: err}
+					return &stage.ConflictError{GTID: t.GTID, Table: table.Name.String(), What: "cannot build SQL", Err: err}
 				}
 				p.RowsDone += int64(r.Changes())
 				if b.Bytes() >= limit {
@@ -250,7 +251,7 @@ func cutPiece(rt *binlog.RawTxn, n int) []*binlog.RawTxn {
 }
 
 // largeTable is the SQL view of the table a rows event of t refers to.
-func largeTable(t *Txn, tm *replication.TableMapEvent) *sqlgen.Table {
+func largeTable(t *stage.Txn, tm *replication.TableMapEvent) *sqlgen.Table {
 	for i, x := range t.Txn.LargeTables {
 		if string(x.Schema) == string(tm.Schema) && string(x.Table) == string(tm.Table) && x.ColumnCount == tm.ColumnCount {
 			return t.Large.Tables[i]

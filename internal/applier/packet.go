@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/paraply/paraply/internal/sqlgen"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // errPacketTooLarge is a statement that cannot reach the target even as a
@@ -23,12 +24,12 @@ var errPacketTooLarge = errors.New("a value larger than the target's max_allowed
 // On a MariaDB target a packet is a compound statement that checks the
 // counts itself (sqlgen.Batch.Compound): one answer per packet instead of
 // one per statement.
-func (w *worker) runBatch(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch, work *Work) (mismatch, err error) {
+func (w *worker) runBatch(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch, work *stage.Work) (mismatch, err error) {
 	return w.runBatchAs(ctx, conn, b, work, w.compound)
 }
 
 // runBatchAs is runBatch, in compound statements or not as compound says.
-func (w *worker) runBatchAs(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch, work *Work, compound bool) (mismatch, err error) {
+func (w *worker) runBatchAs(ctx context.Context, conn *sql.Conn, b *sqlgen.Batch, work *stage.Work, compound bool) (mismatch, err error) {
 	// Packet's limit counts arguments at their size; escaping may double
 	// them, so a third of the server's limit leaves room.
 	limit := sqlgen.DefaultMaxPacket

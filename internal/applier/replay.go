@@ -14,13 +14,14 @@ import (
 
 	"github.com/paraply/paraply/internal/replay"
 	"github.com/paraply/paraply/internal/schema"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // replayWork runs work's row events through the target's own row applier
 // (BinlogPath): BINLOG statements, one source transaction each, in one
 // target transaction with the checkpoint rows. On success the target
 // transaction stays open; on error it is rolled back.
-func (w *worker) replayWork(ctx context.Context, conn *sql.Conn, work *Work, turnFirst bool) (time.Duration, error) {
+func (w *worker) replayWork(ctx context.Context, conn *sql.Conn, work *stage.Work, turnFirst bool) (time.Duration, error) {
 	b := w.replayBuilder()
 	format := w.format
 	b.Exec("START TRANSACTION")
@@ -31,7 +32,7 @@ func (w *worker) replayWork(ctx context.Context, conn *sql.Conn, work *Work, tur
 			b.Format(format)
 		}
 		if err := b.Txn(i, t.Raw); err != nil {
-			return 0, &ConflictError{GTID: t.GTID, What: "cannot replay its row events", Err: err}
+			return 0, &stage.ConflictError{GTID: t.GTID, What: "cannot replay its row events", Err: err}
 		}
 	}
 	t0 := time.Now()
@@ -73,15 +74,15 @@ func (w *worker) replayBuilder() *replay.Builder {
 // table. The server's row applier does not say which row it could not
 // find: when the transaction's tables are known, its rows run again as SQL
 // in a transaction that is rolled back (pinpoint), which names the key.
-func (w *worker) replayConflict(ctx context.Context, work *Work, p replay.Packet, err error) error {
+func (w *worker) replayConflict(ctx context.Context, work *stage.Work, p replay.Packet, err error) error {
 	if p.Txn < 0 {
-		return &ConflictError{GTID: work.Txns[0].GTID, What: describe(err), Err: err}
+		return &stage.ConflictError{GTID: work.Txns[0].GTID, What: describe(err), Err: err}
 	}
 	t := work.Txns[p.Txn]
 	if !errors.Is(err, errPacketTooLarge) && !slices.Contains(t.Tables, nil) && len(t.Tables) > 0 {
 		if conn, serr := w.session(ctx); serr == nil {
-			var ce *ConflictError
-			if perr := w.pinpoint(ctx, conn, &Work{Txns: []*Txn{t}}, err); errors.As(perr, &ce) && ce.Table != "" {
+			var ce *stage.ConflictError
+			if perr := w.pinpoint(ctx, conn, &stage.Work{Txns: []*stage.Txn{t}}, err); errors.As(perr, &ce) && ce.Table != "" {
 				return perr
 			}
 		}
@@ -102,7 +103,7 @@ func (w *worker) replayConflict(ctx context.Context, work *Work, p replay.Packet
 	if len(named) == 1 {
 		table = named[0].String()
 	}
-	return &ConflictError{GTID: t.GTID, Table: table, What: describe(err), Err: err}
+	return &stage.ConflictError{GTID: t.GTID, Table: table, What: describe(err), Err: err}
 }
 
 // quotedTable finds the table a row applier error names: "Can't find

@@ -20,6 +20,7 @@ import (
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // Statement-format transactions (binlog_format=STATEMENT, and MIXED's
@@ -45,16 +46,6 @@ import (
 // statement logged with an error ends its packet, so that the error that
 // stops the packet is the one to compare; a LOAD DATA goes alone, with
 // its file.
-
-// hasStatements reports whether work holds statement-format DML.
-func (work *Work) hasStatements() bool {
-	for _, t := range work.Txns {
-		if t.Txn.StatementDML {
-			return true
-		}
-	}
-	return false
-}
 
 // stmtPacket collects consecutive statements for one round trip.
 type stmtPacket struct {
@@ -84,7 +75,7 @@ type stmtRef struct {
 
 // executeStatements applies work, which holds statement-format DML, and
 // leaves the target transaction open for the COMMIT.
-func (w *worker) executeStatements(ctx context.Context, work *Work) (time.Duration, error) {
+func (w *worker) executeStatements(ctx context.Context, work *stage.Work) (time.Duration, error) {
 	conn, err := w.session(ctx)
 	if err != nil {
 		return 0, err
@@ -136,7 +127,7 @@ func (w *worker) executeStatements(ctx context.Context, work *Work) (time.Durati
 // txnStatements adds the i-th transaction of work to p, and runs what
 // cannot wait in it (rows events, a LOAD DATA, a statement logged with an
 // error), in the order they were logged.
-func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *Work, i int, p *stmtPacket) error {
+func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *stage.Work, i int, p *stmtPacket) error {
 	t := work.Txns[i]
 	replay, err := w.replaysRows(ctx, conn, t)
 	if err != nil {
@@ -168,7 +159,7 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *Work, 
 		rawAll(b, off)
 		for j := next; j < upTo; j++ {
 			if err := b.Add(t.Tables[j], t.Txn.Rows[j], i); err != nil {
-				return &ConflictError{GTID: t.GTID, Table: t.Tables[j].Name.String(), What: "cannot build SQL", Err: err}
+				return &stage.ConflictError{GTID: t.GTID, Table: t.Tables[j].Name.String(), What: "cannot build SQL", Err: err}
 			}
 		}
 		rawAll(b, on)
@@ -178,7 +169,7 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *Work, 
 			if classify(err) != fatal {
 				return err
 			}
-			return &ConflictError{GTID: t.GTID, What: describe(err), Err: err}
+			return &stage.ConflictError{GTID: t.GTID, What: describe(err), Err: err}
 		}
 		return mismatch
 	}
@@ -200,7 +191,7 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *Work, 
 			}
 		default:
 			if err := w.addStatement(p, i, st); err != nil {
-				return &ConflictError{GTID: t.GTID, What: "cannot give the statement its session's context: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: err}
+				return &stage.ConflictError{GTID: t.GTID, What: "cannot give the statement its session's context: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: err}
 			}
 			if st.ErrorCode != 0 || p.text.Len() > w.statementPacketBytes() {
 				if err := w.flushStatements(ctx, conn, work, p); err != nil {
@@ -260,7 +251,7 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 // is found by its marker: if it was logged with the same error, it did on
 // the target what it did on the source (such a statement ends its
 // packet, so nothing after it is lost).
-func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *Work, p *stmtPacket) error {
+func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *stage.Work, p *stmtPacket) error {
 	if p.text.Len() == 0 {
 		return nil
 	}
@@ -276,7 +267,7 @@ func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *Work
 	}
 	var k int
 	if qerr := conn.QueryRowContext(ctx, "SELECT @paraply_stmt").Scan(&k); qerr != nil || k < 0 || k >= len(stmts) {
-		return &ConflictError{GTID: work.Txns[stmts[0].txn].GTID, What: "a statement failed on the target", Err: redacted{err}}
+		return &stage.ConflictError{GTID: work.Txns[stmts[0].txn].GTID, What: "a statement failed on the target", Err: redacted{err}}
 	}
 	ref := stmts[k]
 	t, st := work.Txns[ref.txn], ref.st
@@ -288,10 +279,10 @@ func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *Work
 		// or the source connection's end dropping what it may hold): a
 		// replica steps over it too.
 	case st.ErrorCode != 0:
-		return &ConflictError{GTID: t.GTID, What: fmt.Sprintf("the statement met error %d on the source and %s on the target: %s",
+		return &stage.ConflictError{GTID: t.GTID, What: fmt.Sprintf("the statement met error %d on the source and %s on the target: %s",
 			st.ErrorCode, describeError(errorNumber(err)), abbreviate(binlog.RedactSecrets(st.Query))), Err: redacted{err}}
 	default:
-		return &ConflictError{GTID: t.GTID, What: "statement failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
+		return &stage.ConflictError{GTID: t.GTID, What: "statement failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
 	}
 	_, err = conn.ExecContext(ctx, w.restoreSession())
 	return err
@@ -299,7 +290,7 @@ func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *Work
 
 // loadData runs LOAD DATA statement st of t, alone, with its session's
 // context.
-func (w *worker) loadData(ctx context.Context, conn *sql.Conn, t *Txn, st *binlog.Statement) error {
+func (w *worker) loadData(ctx context.Context, conn *sql.Conn, t *stage.Txn, st *binlog.Statement) error {
 	var b strings.Builder
 	if st.Schema != "" {
 		b.WriteString("USE " + schema.QuoteIdent(st.Schema) + ";\n")
@@ -308,7 +299,7 @@ func (w *worker) loadData(ctx context.Context, conn *sql.Conn, t *Txn, st *binlo
 	for _, v := range st.Context.UserVars {
 		q, args, err := userVarSQL(v, w.mariadb)
 		if err != nil {
-			return &ConflictError{GTID: t.GTID, What: "user variable @" + v.Name, Err: err}
+			return &stage.ConflictError{GTID: t.GTID, What: "user variable @" + v.Name, Err: err}
 		}
 		b.WriteString(";\n" + inline(q, args))
 	}
@@ -316,7 +307,7 @@ func (w *worker) loadData(ctx context.Context, conn *sql.Conn, t *Txn, st *binlo
 		if classify(err) != fatal {
 			return err
 		}
-		return &ConflictError{GTID: t.GTID, What: "cannot give the target session the source session's settings for LOAD DATA", Err: err}
+		return &stage.ConflictError{GTID: t.GTID, What: "cannot give the target session the source session's settings for LOAD DATA", Err: err}
 	}
 	err := w.execStatement(ctx, conn, st)
 	switch {
@@ -324,7 +315,7 @@ func (w *worker) loadData(ctx context.Context, conn *sql.Conn, t *Txn, st *binlo
 	case err != nil && classify(err) != fatal:
 		return err
 	case err != nil:
-		return &ConflictError{GTID: t.GTID, What: "statement failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
+		return &stage.ConflictError{GTID: t.GTID, What: "statement failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
 	}
 	_, err = conn.ExecContext(ctx, w.restoreSession())
 	return err
@@ -433,9 +424,9 @@ func versionAtLeast(version string, major, minor int) bool {
 
 // threadError is the error of a transaction whose source connection's
 // target session cannot be had.
-func (w *worker) threadError(t *Txn, err error) error {
+func (w *worker) threadError(t *stage.Txn, err error) error {
 	if errors.Is(err, ErrTempTablesLost) {
-		return &ConflictError{GTID: t.GTID, What: fmt.Sprintf("a statement of source connection %d, whose temporary tables were lost with the target session that held them (the target restarted or the connection broke): "+
+		return &stage.ConflictError{GTID: t.GTID, What: fmt.Sprintf("a statement of source connection %d, whose temporary tables were lost with the target session that held them (the target restarted or the connection broke): "+
 			"it cannot be applied as on the source. Apply it and what follows of that connection by hand and record them with paraply skip", t.Session), Err: err}
 	}
 	return err
@@ -446,7 +437,7 @@ func (w *worker) threadError(t *Txn, err error) error {
 // and with --apply auto when a table of them is one SQL cannot apply
 // exactly (triggers on the target, system versioning, a sequence). With
 // --apply sql such a table is refused by name.
-func (w *worker) replaysRows(ctx context.Context, conn *sql.Conn, t *Txn) (bool, error) {
+func (w *worker) replaysRows(ctx context.Context, conn *sql.Conn, t *stage.Txn) (bool, error) {
 	if len(t.Txn.Rows) == 0 {
 		return false, nil
 	}
@@ -454,7 +445,7 @@ func (w *worker) replaysRows(ctx context.Context, conn *sql.Conn, t *Txn) (bool,
 	case BinlogPath:
 		return true, nil
 	case SQLPath:
-		return false, w.refuseInexact(ctx, conn, &Work{Txns: []*Txn{t}})
+		return false, w.refuseInexact(ctx, conn, &stage.Work{Txns: []*stage.Txn{t}})
 	}
 	for _, tb := range t.Tables {
 		if tb == nil {
@@ -472,7 +463,7 @@ func (w *worker) replaysRows(ctx context.Context, conn *sql.Conn, t *Txn) (bool,
 // work through the target's row applier: those events, with the table
 // maps before them, in BINLOG statements (the statements between them run
 // as SQL, see txnStatements).
-func (w *worker) replayRows(ctx context.Context, conn *sql.Conn, work *Work, i, from, to int) error {
+func (w *worker) replayRows(ctx context.Context, conn *sql.Conn, work *stage.Work, i, from, to int) error {
 	t := work.Txns[i]
 	sub := &binlog.RawTxn{Format: t.Raw.Format}
 	n := 0 // rows events seen
@@ -494,11 +485,11 @@ func (w *worker) replayRows(ctx context.Context, conn *sql.Conn, work *Work, i, 
 		b.Format(t.Raw.Format)
 	}
 	if err := b.Txn(i, sub); err != nil {
-		return &ConflictError{GTID: t.GTID, What: "cannot replay its row events", Err: err}
+		return &stage.ConflictError{GTID: t.GTID, What: "cannot replay its row events", Err: err}
 	}
 	for _, p := range b.Packets() {
 		if n := worstSize(p.SQL, p.Args); w.maxPacket > 0 && n > w.maxPacket-1024 {
-			return &ConflictError{GTID: t.GTID, What: describe(errPacketTooLarge), Err: fmt.Errorf("%w: %d bytes, max_allowed_packet %d", errPacketTooLarge, n, w.maxPacket)}
+			return &stage.ConflictError{GTID: t.GTID, What: describe(errPacketTooLarge), Err: fmt.Errorf("%w: %d bytes, max_allowed_packet %d", errPacketTooLarge, n, w.maxPacket)}
 		}
 		if _, err := execMulti(ctx, conn, p.SQL, p.Args); err != nil {
 			if classify(err) != fatal {

@@ -17,6 +17,7 @@ import (
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/replay"
 	"github.com/paraply/paraply/internal/sqlgen"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // Path is how workers apply row changes.
@@ -92,9 +93,9 @@ type Config struct {
 type Observer interface {
 	// Applied: a worker committed work. t says where the time of its last
 	// attempt went.
-	Applied(worker int, w *Work, t Timing)
+	Applied(worker int, w *stage.Work, t Timing)
 	// Retried: an attempt failed with a retryable error.
-	Retried(worker int, w *Work, err error)
+	Retried(worker int, w *stage.Work, err error)
 	// Progress: how far a worker is in a large transaction (at its start
 	// and after each piece).
 	Progress(worker int, p LargeProgress)
@@ -109,9 +110,9 @@ type Timing struct {
 
 type nopObserver struct{}
 
-func (nopObserver) Applied(int, *Work, Timing)  {}
-func (nopObserver) Retried(int, *Work, error)   {}
-func (nopObserver) Progress(int, LargeProgress) {}
+func (nopObserver) Applied(int, *stage.Work, Timing) {}
+func (nopObserver) Retried(int, *stage.Work, error)  {}
+func (nopObserver) Progress(int, LargeProgress)      {}
 
 // Pool is the set of workers. Work arrives on a channel and leaves, applied,
 // on another; the first error that is not retryable stops every worker.
@@ -119,7 +120,7 @@ type Pool struct {
 	cfg      Config
 	db       *sql.DB
 	store    *checkpoint.Store
-	seq      *Sequencer
+	seq      *stage.Sequencer
 	refusals sqlRefusals
 	threads  threads
 }
@@ -127,7 +128,7 @@ type Pool struct {
 // NewPool applies through db (a pool on the target opened with
 // SessionParams), recording progress with store and ordering commits with
 // seq.
-func NewPool(cfg Config, db *sql.DB, store *checkpoint.Store, seq *Sequencer) *Pool {
+func NewPool(cfg Config, db *sql.DB, store *checkpoint.Store, seq *stage.Sequencer) *Pool {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 1
 	}
@@ -184,7 +185,7 @@ func ConfigureSession(c *mysql.Config) {
 // coordinator chooses who applies: a worker that just committed has its
 // session and buffers warm) and sends it to done once committed, with
 // Work.Worker set.
-func (p *Pool) Run(ctx context.Context, in []chan *Work, done chan<- *Work) error {
+func (p *Pool) Run(ctx context.Context, in []chan *stage.Work, done chan<- *stage.Work) error {
 	if len(in) != p.cfg.Workers {
 		return fmt.Errorf("applier: %d work channels for %d workers", len(in), p.cfg.Workers)
 	}
@@ -198,10 +199,10 @@ func (p *Pool) Run(ctx context.Context, in []chan *Work, done chan<- *Work) erro
 }
 
 // WorkChannels makes the n channels of a pool of n workers.
-func WorkChannels(n int) []chan *Work {
-	in := make([]chan *Work, n)
+func WorkChannels(n int) []chan *stage.Work {
+	in := make([]chan *stage.Work, n)
 	for i := range in {
-		in[i] = make(chan *Work)
+		in[i] = make(chan *stage.Work)
 	}
 	return in
 }
@@ -236,7 +237,7 @@ type worker struct {
 // real.
 var errNotHead = errors.New("data error before the commit turn")
 
-func (w *worker) run(ctx context.Context, in <-chan *Work, done chan<- *Work) error {
+func (w *worker) run(ctx context.Context, in <-chan *stage.Work, done chan<- *stage.Work) error {
 	defer w.closeConn()
 	for {
 		select {
@@ -264,7 +265,7 @@ func (w *worker) run(ctx context.Context, in <-chan *Work, done chan<- *Work) er
 }
 
 // apply runs work until it commits or fails for good.
-func (w *worker) apply(ctx context.Context, work *Work) error {
+func (w *worker) apply(ctx context.Context, work *stage.Work) error {
 	turnFirst := false
 	backoff := 10 * time.Millisecond
 	for {
@@ -291,7 +292,7 @@ func (w *worker) apply(ctx context.Context, work *Work) error {
 			w.log.Debug("retrying", "gtid", work.Txns[0].GTID, "attempt", work.Retries, "err", err)
 		}
 		switch {
-		case errors.Is(err, ErrAborted), errors.Is(err, errNotHead):
+		case errors.Is(err, stage.ErrAborted), errors.Is(err, errNotHead):
 			// Let the transactions before this one commit first, or the
 			// same locks block them again.
 			turnFirst = true
@@ -309,7 +310,7 @@ func (w *worker) apply(ctx context.Context, work *Work) error {
 }
 
 // attempt applies work once and says where the time went.
-func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (tm Timing, err error) {
+func (w *worker) attempt(ctx context.Context, work *stage.Work, turnFirst bool) (tm Timing, err error) {
 	conn, err := w.session(ctx)
 	if err != nil {
 		return tm, err
@@ -357,7 +358,7 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (tm Ti
 	if err := w.sourceGTID(ctx, conn, work.Txns[0]); err != nil {
 		return tm, err
 	}
-	path, stmts := w.p.cfg.Path, work.hasStatements()
+	path, stmts := w.p.cfg.Path, hasStatements(work)
 	if path == AutoPath && !stmts {
 		if path, err = w.choosePath(ctx, conn, work); err != nil {
 			return tm, err
@@ -415,7 +416,7 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (tm Ti
 			return tm, err
 		}
 	}
-	work.done(w.p.seq)
+	work.Committed(w.p.seq)
 	return tm, nil
 }
 
@@ -423,7 +424,7 @@ func (w *worker) attempt(ctx context.Context, work *Work, turnFirst bool) (tm Ti
 // is off or cannot keep the source's order. On success the target
 // transaction stays open on w's session. A wait for the commit turn in
 // the middle of work (see execute) is added to tm.Turn.
-func (w *worker) executeSQL(ctx context.Context, work *Work, turnFirst bool, tm *Timing) (time.Duration, error) {
+func (w *worker) executeSQL(ctx context.Context, work *stage.Work, turnFirst bool, tm *Timing) (time.Duration, error) {
 	var total time.Duration
 	for compact, again := !w.p.cfg.NoCompact && !rollsBack(work), false; ; compact, again = false, true {
 		conn, err := w.session(ctx)
@@ -466,7 +467,7 @@ var errCompacted = errors.New("data error in compacted statements")
 // transaction before the work has committed (the wait is added to
 // tm.Turn), those that do. The parts are one target transaction;
 // compaction merges within each part only.
-func (w *worker) execute(ctx context.Context, conn *sql.Conn, work *Work, compact, turnFirst bool, tm *Timing) (time.Duration, error) {
+func (w *worker) execute(ctx context.Context, conn *sql.Conn, work *stage.Work, compact, turnFirst bool, tm *Timing) (time.Duration, error) {
 	if work.AfterTurn == nil || turnFirst || !w.p.cfg.PreserveOrder {
 		return w.executePart(ctx, conn, work, compact, turnFirst, wholeWork)
 	}
@@ -494,13 +495,13 @@ const (
 )
 
 // holds reports whether the batch of part p holds work's i-th transaction.
-func (p part) holds(work *Work, i int) bool {
+func (p part) holds(work *stage.Work, i int) bool {
 	return p == wholeWork || work.AfterTurn[i] == (p == afterTurn)
 }
 
 // executePart is execute for part p of work. turnFirst says every
 // transaction before the work has committed.
-func (w *worker) executePart(ctx context.Context, conn *sql.Conn, work *Work, compact, turnFirst bool, p part) (time.Duration, error) {
+func (w *worker) executePart(ctx context.Context, conn *sql.Conn, work *stage.Work, compact, turnFirst bool, p part) (time.Duration, error) {
 	if err := w.build(work, compact, p); err != nil {
 		return 0, err
 	}
@@ -518,7 +519,7 @@ func (w *worker) executePart(ctx context.Context, conn *sql.Conn, work *Work, co
 	}
 	if err := mismatch; err != nil {
 		w.rollback(conn)
-		var ce *ConflictError
+		var ce *stage.ConflictError
 		switch {
 		case w.early(work, turnFirst):
 			return d, fmt.Errorf("%w: %v", errNotHead, err)
@@ -537,7 +538,7 @@ func (w *worker) executePart(ctx context.Context, conn *sql.Conn, work *Work, co
 // retry with: a transient one, or errNotHead when work tried before its
 // turn (what failed may be an earlier transaction's doing). nil means the
 // failure is work's own, for the caller to report.
-func (w *worker) abandon(conn *sql.Conn, work *Work, err error, turnFirst bool) error {
+func (w *worker) abandon(conn *sql.Conn, work *stage.Work, err error, turnFirst bool) error {
 	w.rollback(conn)
 	w.unblockHead(work, err)
 	switch {
@@ -552,7 +553,7 @@ func (w *worker) abandon(conn *sql.Conn, work *Work, err error, turnFirst bool) 
 // unblockHead makes later transactions waiting for their commit turn
 // retry when work, next to commit, met a lock wait: what holds its locks
 // can only be one of them.
-func (w *worker) unblockHead(work *Work, err error) {
+func (w *worker) unblockHead(work *stage.Work, err error) {
 	if isLockWait(err) && work.First() == w.p.seq.Prefix()+1 && w.p.cfg.PreserveOrder {
 		if n := w.p.seq.AbortWaiters(); n > 0 {
 			w.log.Info("lock wait at the head of the commit order: later transactions retry", "gtid", work.Txns[0].GTID, "aborted", n)
@@ -567,7 +568,7 @@ func (w *worker) unblockHead(work *Work, err error) {
 // transaction of its own. A crash between the two applies it again, and
 // its non-transactional rows with it, as on MariaDB's replica, whose
 // gtid_slave_pos is no more atomic with such rows.
-func (w *worker) rollBackAsSource(ctx context.Context, conn *sql.Conn, work *Work) error {
+func (w *worker) rollBackAsSource(ctx context.Context, conn *sql.Conn, work *stage.Work) error {
 	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
 		return err
 	}
@@ -587,7 +588,7 @@ func (w *worker) rollBackAsSource(ctx context.Context, conn *sql.Conn, work *Wor
 // rollsBack reports whether a transaction of work rolls back to a
 // savepoint: its statements must then run in the source's order, which
 // compaction does not keep.
-func rollsBack(work *Work) bool {
+func rollsBack(work *stage.Work) bool {
 	for _, t := range work.Txns {
 		if t.Txn.RollsBackToSavepoint() {
 			return true
@@ -598,7 +599,7 @@ func rollsBack(work *Work) bool {
 
 // early reports whether work ran before everything ahead of it committed
 // (see errNotHead).
-func (w *worker) early(work *Work, afterTurn bool) bool {
+func (w *worker) early(work *stage.Work, afterTurn bool) bool {
 	return w.p.cfg.PreserveOrder && !afterTurn && work.First() != w.p.seq.Prefix()+1
 }
 
@@ -606,7 +607,7 @@ func (w *worker) early(work *Work, afterTurn bool) bool {
 // compacted if compact is set (see sqlgen.Batch.Compact: the work is one
 // target transaction, so the order of its statements is invisible to
 // others).
-func (w *worker) build(work *Work, compact bool, p part) error {
+func (w *worker) build(work *stage.Work, compact bool, p part) error {
 	b := &w.batch
 	b.Compact = compact
 	b.Reset()
@@ -623,7 +624,7 @@ func (w *worker) build(work *Work, compact bool, p part) error {
 		for j, r := range t.Txn.Rows {
 			stmts = savepoints(b, stmts, j)
 			if err := b.Add(t.Tables[j], r, i); err != nil {
-				return &ConflictError{GTID: t.GTID, Table: t.Tables[j].Name.String(), What: "cannot build SQL", Err: err}
+				return &stage.ConflictError{GTID: t.GTID, Table: t.Tables[j].Name.String(), What: "cannot build SQL", Err: err}
 			}
 		}
 		savepoints(b, stmts, len(t.Txn.Rows))
@@ -645,8 +646,8 @@ func rawAll(b *sqlgen.Batch, qs []string) {
 // bookkeeping adds to a target transaction, through exec, the statements
 // that record work's GTIDs as applied and forget the markers of DDL
 // statements that ran before its rows (see worker.ddl).
-func bookkeeping(work *Work, exec func(q string, args ...any)) {
-	q, args := checkpoint.AppliedSQL(work.Last().GTID, work.others())
+func bookkeeping(work *stage.Work, exec func(q string, args ...any)) {
+	q, args := checkpoint.AppliedSQL(work.Last().GTID, work.Others())
 	exec(q, args...)
 	for _, t := range work.Txns {
 		if t.DDL != nil && t.Txn.HasRows() {
@@ -674,7 +675,7 @@ func savepoints(b *sqlgen.Batch, stmts []binlog.Statement, at int) []binlog.Stat
 // checks the source ran them without (its row events say so:
 // foreign_key_checks=0, check_constraint_checks=0), as MariaDB's row
 // applier does, and those that turn them on again; none when it ran all.
-func rowChecks(t *Txn) (off, on []string) {
+func rowChecks(t *stage.Txn) (off, on []string) {
 	var flags uint16
 	for _, r := range t.Txn.Rows {
 		flags |= r.Flags
@@ -690,7 +691,7 @@ func rowChecks(t *Txn) (off, on []string) {
 
 // check compares the affected rows of each statement of b, built from
 // work, with what the binlog says it touched.
-func check(b *sqlgen.Batch, work *Work, affected []int64) error {
+func check(b *sqlgen.Batch, work *stage.Work, affected []int64) error {
 	exp := b.Expects()
 	if len(affected) != len(exp) {
 		return fmt.Errorf("target answered %d results for %d statements", len(affected), len(exp))
@@ -705,13 +706,13 @@ func check(b *sqlgen.Batch, work *Work, affected []int64) error {
 
 // rowCountConflict is the conflict of a statement, built from work, that
 // affected rows on the target where the binlog says e.Rows.
-func rowCountConflict(work *Work, e sqlgen.Expect, affected int64) *ConflictError {
+func rowCountConflict(work *stage.Work, e sqlgen.Expect, affected int64) *stage.ConflictError {
 	t := work.Txns[e.Txn]
 	what := fmt.Sprintf("%s matched %d rows on the target, the source changed %d", strings.ToUpper(e.Op.String()), affected, e.Rows)
 	if affected == 0 {
 		what = fmt.Sprintf("row to %s not found on the target", e.Op)
 	}
-	return &ConflictError{GTID: t.GTID, Table: e.Table.String(), Key: e.Key, What: what}
+	return &stage.ConflictError{GTID: t.GTID, Table: e.Table.String(), Key: e.Key, What: what}
 }
 
 // pinpoint finds the transaction and table behind batchErr, a fatal
@@ -720,7 +721,7 @@ func rowCountConflict(work *Work, e sqlgen.Expect, affected int64) *ConflictErro
 // target transaction that it rolls back, and returns a ConflictError for
 // the first that fails. If none fails (the target changed meanwhile), the
 // error names the work's transactions.
-func (w *worker) pinpoint(ctx context.Context, conn *sql.Conn, work *Work, batchErr error) error {
+func (w *worker) pinpoint(ctx context.Context, conn *sql.Conn, work *stage.Work, batchErr error) error {
 	if _, err := conn.ExecContext(ctx, "START TRANSACTION"); err != nil {
 		return err
 	}
@@ -733,7 +734,7 @@ func (w *worker) pinpoint(ctx context.Context, conn *sql.Conn, work *Work, batch
 			rawAll(&b, off)
 			table := t.Tables[j].Name.String()
 			if err := b.Add(t.Tables[j], r, i); err != nil {
-				return &ConflictError{GTID: t.GTID, Table: table, What: "cannot build SQL", Err: err}
+				return &stage.ConflictError{GTID: t.GTID, Table: table, What: "cannot build SQL", Err: err}
 			}
 			rawAll(&b, on)
 			mismatch, err := w.runBatch(ctx, conn, &b, work)
@@ -741,7 +742,7 @@ func (w *worker) pinpoint(ctx context.Context, conn *sql.Conn, work *Work, batch
 				if classify(err) != fatal {
 					return err
 				}
-				return &ConflictError{GTID: t.GTID, Table: table, What: describe(err), Err: err}
+				return &stage.ConflictError{GTID: t.GTID, Table: table, What: describe(err), Err: err}
 			}
 			if mismatch != nil {
 				return mismatch
@@ -754,17 +755,17 @@ func (w *worker) pinpoint(ctx context.Context, conn *sql.Conn, work *Work, batch
 
 // conflict turns a fatal error of work's statements into a ConflictError
 // naming its transaction, or the range of its transactions.
-func (w *worker) conflict(work *Work, err error) error {
+func (w *worker) conflict(work *stage.Work, err error) error {
 	t := work.Txns[0]
 	if len(work.Txns) > 1 {
-		return &ConflictError{GTID: t.GTID + " .. " + work.Txns[len(work.Txns)-1].GTID, What: describe(err), Err: err}
+		return &stage.ConflictError{GTID: t.GTID + " .. " + work.Txns[len(work.Txns)-1].GTID, What: describe(err), Err: err}
 	}
-	return &ConflictError{GTID: t.GTID, What: describe(err), Err: err}
+	return &stage.ConflictError{GTID: t.GTID, What: describe(err), Err: err}
 }
 
 // committed asks the target whether work's GTIDs are recorded, after a
 // COMMIT whose answer was lost.
-func (w *worker) committed(ctx context.Context, work *Work) (bool, error) {
+func (w *worker) committed(ctx context.Context, work *stage.Work) (bool, error) {
 	gtids := work.GTIDs()
 	for {
 		n, err := w.p.store.Applied(ctx, gtids)

@@ -176,7 +176,7 @@ func (t *Tracker) Stats() Stats {
 
 // AddIsolated is Add for a transaction that must run alone in time: it
 // waits for every transaction before it, and every later one waits for
-// it, whatever its rows (a source restart: see applier.Txn.SourceRestarted).
+// it, whatever its rows (a source restart: see stage.Txn.SourceRestarted).
 func (t *Tracker) AddIsolated(txn *binlog.Txn, ws *Writeset) Deps {
 	prev := t.last
 	d := t.Add(txn, ws)

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/paraply/paraply/internal/applier"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // WorkerStats is one worker's counters.
@@ -61,7 +62,7 @@ func NewWorkers(n int) *Workers {
 }
 
 // Applied implements applier.Observer.
-func (w *Workers) Applied(worker int, wk *applier.Work, t applier.Timing) {
+func (w *Workers) Applied(worker int, wk *stage.Work, t applier.Timing) {
 	w.batch.Observe(float64(len(wk.Txns)))
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -91,7 +92,7 @@ func (w *Workers) Progress(worker int, p applier.LargeProgress) {
 }
 
 // Retried implements applier.Observer.
-func (w *Workers) Retried(worker int, _ *applier.Work, _ error) {
+func (w *Workers) Retried(worker int, _ *stage.Work, _ error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if worker >= 0 && worker < len(w.workers) {

@@ -20,10 +20,12 @@ import (
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/handover"
 	"github.com/paraply/paraply/internal/lag"
+	"github.com/paraply/paraply/internal/prepare"
 	"github.com/paraply/paraply/internal/relaylog"
 	"github.com/paraply/paraply/internal/scheduler"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/source"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // errCaughtUp ends Run successfully in UntilCaughtUp mode.
@@ -39,8 +41,8 @@ type Replica struct {
 	info     source.Info
 	receiver producer
 	relay    *relaylog.Log
-	prep     *scheduler.Preparer
-	seq      *applier.Sequencer
+	prep     *prepare.Preparer
+	seq      *stage.Sequencer
 	lag      *lag.Tracker // dates transactions for Status.Lag; lives across passes
 	stats    scheduler.Stats
 	saved    scheduler.Progress
@@ -250,8 +252,8 @@ func (r *Replica) run(ctx context.Context) error {
 	r.mu.Lock()
 	r.receiver, r.relay = receiver, relay
 	r.mu.Unlock()
-	seq := applier.NewSequencer(prefix)
-	prep := &scheduler.Preparer{Catalog: cat, LostTemporary: lost, Mode: r.cfg.Mode, History: r.cfg.History, Path: path, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun,
+	seq := stage.NewSequencer(prefix)
+	prep := &prepare.Preparer{Catalog: cat, LostTemporary: lost, Mode: r.cfg.Mode, History: r.cfg.History, SQLOnly: path == applier.SQLPath, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun,
 		Logger: r.log.With("component", "preparer"), ReadPart: relay.ReadPart, StopAfter: stopAfter, Stopped: r.untilStopped(state.Position, until), Flavor: r.info.Flavor, Delay: r.cfg.Delay, ClockOffset: r.lag.ClockOffset,
 		Filter: r.newFilter()}
 	r.mu.Lock()
@@ -265,9 +267,9 @@ func (r *Replica) run(ctx context.Context) error {
 	}, seq)
 
 	g, gctx := errgroup.WithContext(ctx)
-	prepared := make(chan *scheduler.Prepared, 256)
+	prepared := make(chan *stage.Prepared, 256)
 	work := applier.WorkChannels(r.cfg.Pool())
-	done := make(chan *applier.Work, r.cfg.Pool())
+	done := make(chan *stage.Work, r.cfg.Pool())
 	reader := relay.NewReader(prefix + 1)
 	defer reader.Close()
 	g.Go(func() error {

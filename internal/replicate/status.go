@@ -3,6 +3,7 @@ package replicate
 import (
 	"time"
 
+	"github.com/paraply/paraply/internal/prepare"
 	"github.com/paraply/paraply/internal/relaylog"
 	"github.com/paraply/paraply/internal/scheduler"
 	"github.com/paraply/paraply/internal/source"
@@ -27,7 +28,7 @@ type Status struct {
 	Receiver       source.Status
 	Relay          relaylog.Stats
 	Scheduler      scheduler.Stats
-	Dependencies   scheduler.PrepareStats
+	Dependencies   prepare.Stats
 	// Checkpoint is the last low-water mark saved on the target.
 	Checkpoint      scheduler.Progress
 	CheckpointSaved time.Time

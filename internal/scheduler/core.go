@@ -1,8 +1,8 @@
 package scheduler
 
 import (
-	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // core is the scheduler's deterministic heart: it holds the look-ahead
@@ -31,7 +31,7 @@ type core struct {
 }
 
 type entry struct {
-	item       *applier.Txn
+	item       *stage.Txn
 	deps       deptrack.Deps
 	missing    int // predecessors not yet committed
 	dispatched bool
@@ -62,7 +62,7 @@ func (c *core) isDone(s uint64) bool {
 }
 
 // admit adds a transaction in stream order.
-func (c *core) admit(it *applier.Txn, d deptrack.Deps) {
+func (c *core) admit(it *stage.Txn, d deptrack.Deps) {
 	e := &entry{item: it, deps: d}
 	c.win.get(it.Seq).e = e
 	c.admitted++
@@ -206,7 +206,7 @@ func (c *core) headAtBarrier() bool {
 // sysbench's write_only backlog with two ordered workers (its hot rows
 // make a transaction wait for one of the previous 64 every 25 or so),
 // and the second worker's batch waited behind the first anyway.
-func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *applier.Work {
+func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *stage.Work {
 	s := c.lowestReady()
 	if s == 0 {
 		return nil
@@ -250,7 +250,7 @@ func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *applier.Work {
 // entries further) whose predecessors have committed or are already in the
 // work. The transactions need not be consecutive; the worker applies them
 // in stream order, so dependencies inside the work are kept.
-func (c *core) nextUnordered(maxTxns, maxBytes, scan int) *applier.Work {
+func (c *core) nextUnordered(maxTxns, maxBytes, scan int) *stage.Work {
 	s := c.lowestReady()
 	if s == 0 {
 		return nil
@@ -272,16 +272,16 @@ func (c *core) nextUnordered(maxTxns, maxBytes, scan int) *applier.Work {
 }
 
 // start begins work with the ready transaction s and returns its size.
-func (c *core) start(s uint64) (*applier.Work, int) {
+func (c *core) start(s uint64) (*stage.Work, int) {
 	c.ready.pop() // s is on top: lowestReady cleaned the heap down to it
 	c.nReady--
 	e := c.entry(s)
 	e.dispatched = true
-	return &applier.Work{Txns: []*applier.Txn{e.item}}, e.item.Bytes
+	return &stage.Work{Txns: []*stage.Txn{e.item}}, e.item.Bytes
 }
 
 // take adds e to w and returns its size.
-func (c *core) take(w *applier.Work, e *entry) int {
+func (c *core) take(w *stage.Work, e *entry) int {
 	if e.missing == 0 {
 		c.nReady-- // its heap entry is skipped when popped
 	}
@@ -312,7 +312,7 @@ func (c *core) satisfiedBy(e *entry, in map[uint64]bool) bool {
 }
 
 // undo returns work formed by next to the window, undispatched.
-func (c *core) undo(w *applier.Work) {
+func (c *core) undo(w *stage.Work) {
 	for _, t := range w.Txns {
 		e := c.entry(t.Seq)
 		e.dispatched = false

@@ -5,12 +5,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/stage"
 )
 
-func txn(seq uint64) *applier.Txn {
-	return &applier.Txn{Seq: seq, GTID: "0-1-" + itoa(seq), Bytes: 100}
+func txn(seq uint64) *stage.Txn {
+	return &stage.Txn{Seq: seq, GTID: "0-1-" + itoa(seq), Bytes: 100}
 }
 
 func itoa(n uint64) string {
@@ -24,9 +24,9 @@ func itoa(n uint64) string {
 	return string(b)
 }
 
-func last(w *applier.Work) uint64 { return w.Txns[len(w.Txns)-1].Seq }
+func last(w *stage.Work) uint64 { return w.Txns[len(w.Txns)-1].Seq }
 
-func seqs(w *applier.Work) []uint64 {
+func seqs(w *stage.Work) []uint64 {
 	if w == nil {
 		return nil
 	}
@@ -193,7 +193,7 @@ func TestRandomScheduleRespectsDeps(t *testing.T) {
 		}
 		c := newCore(0, 16, 1<<20)
 		committed := map[uint64]bool{}
-		var inflight []*applier.Work
+		var inflight []*stage.Work
 		next := uint64(1)
 		for steps := 0; len(committed) < int(n); steps++ {
 			if steps > 100000 {
@@ -203,7 +203,7 @@ func TestRandomScheduleRespectsDeps(t *testing.T) {
 				c.admit(txn(next), deps[next])
 				next++
 			}
-			var w *applier.Work
+			var w *stage.Work
 			if unordered := round%2 == 1; unordered {
 				w = c.nextUnordered(1+rng.IntN(6), 1<<20, 12)
 			} else {

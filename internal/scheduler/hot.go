@@ -3,31 +3,8 @@ package scheduler
 import (
 	"maps"
 
-	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/stage"
 )
-
-// Conflict is one key of a transaction that an earlier transaction wrote:
-// the key's table, and that writer.
-type Conflict struct {
-	Table  string
-	Writer uint64
-}
-
-// conflicts names the tables and writers of deps.Conflicts, from the
-// writeset they index (nil when there are none, the common case).
-func conflicts(deps deptrack.Deps, ws *deptrack.Writeset) []Conflict {
-	if len(deps.Conflicts) == 0 {
-		return nil
-	}
-	out := make([]Conflict, 0, len(deps.Conflicts))
-	for i, k := range deps.Conflicts {
-		if k >= len(ws.Refs) || i >= len(deps.Writers) {
-			break
-		}
-		out = append(out, Conflict{Table: ws.Refs[k].Table, Writer: deps.Writers[i]})
-	}
-	return out
-}
 
 // hotTables counts, per table, transactions that were admitted while an
 // earlier writer of one of their rows in that table had not committed:
@@ -48,7 +25,7 @@ type hotTables struct {
 
 // count records the tables of cs whose writer isDone says has not
 // committed, once per table.
-func (h *hotTables) count(cs []Conflict, isDone func(uint64) bool) {
+func (h *hotTables) count(cs []stage.Conflict, isDone func(uint64) bool) {
 	var counted [4]string
 	n := 0
 next:
@@ -68,12 +45,15 @@ next:
 		if h.counts == nil {
 			h.counts = map[string]int64{}
 		}
-		if _, ok := h.counts[c.Table]; ok || len(h.counts) < maxTracked {
+		if _, ok := h.counts[c.Table]; ok || len(h.counts) < maxHotTables {
 			h.counts[c.Table]++
 			h.dirty = true
 		}
 	}
 }
+
+// maxHotTables bounds the tables counted hot.
+const maxHotTables = 1000
 
 // snapshot returns the counts; the caller must not change the map.
 func (h *hotTables) snapshot() map[string]int64 {

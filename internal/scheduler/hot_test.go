@@ -4,21 +4,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 func TestHotTablesCountRunningWritersOnce(t *testing.T) {
 	var h hotTables
 	running := map[uint64]bool{7: true, 8: true}
 	isDone := func(s uint64) bool { return !running[s] }
-	h.count([]Conflict{{"a", 1}, {"a", 7}, {"a", 8}, {"b", 2}, {"c", 8}}, isDone)
-	h.count([]Conflict{{"b", 3}}, isDone)
+	h.count([]stage.Conflict{{Table: "a", Writer: 1}, {Table: "a", Writer: 7}, {Table: "a", Writer: 8}, {Table: "b", Writer: 2}, {Table: "c", Writer: 8}}, isDone)
+	h.count([]stage.Conflict{{Table: "b", Writer: 3}}, isDone)
 	got := h.snapshot()
 	if len(got) != 2 || got["a"] != 1 || got["c"] != 1 {
 		t.Errorf("counts %v, want a:1 c:1 (b's writers had committed; a counted once per transaction)", got)
 	}
-	h.count([]Conflict{{"a", 7}}, isDone)
+	h.count([]stage.Conflict{{Table: "a", Writer: 7}}, isDone)
 	if got["a"] != 1 {
 		t.Errorf("a snapshot changed after it was taken: %v", got)
 	}
@@ -31,14 +31,14 @@ func TestHotTablesCountRunningWritersOnce(t *testing.T) {
 // rows written long before (committed) are not hot; a chain admitted at
 // once, each waiting for the one before, is.
 func TestHotTablesOnlyConflictsWithRunningWriters(t *testing.T) {
-	s := simulate(t, Config{Workers: 4, PreserveOrder: true, BatchTxns: 1}, time.Millisecond, func(in chan<- *Prepared) {
+	s := simulate(t, Config{Workers: 4, PreserveOrder: true, BatchTxns: 1}, time.Millisecond, func(in chan<- *stage.Prepared) {
 		for i := uint64(1); i <= 20; i++ {
 			in <- prepared(i, deptrack.Deps{})
 		}
 		time.Sleep(100 * time.Millisecond) // 1..20 commit
 		for i := uint64(21); i <= 40; i++ {
 			p := prepared(i, deptrack.Deps{On: []uint64{i - 20}, Conflicts: []int{0}, Writers: []uint64{i - 20}})
-			p.Conflicts = []Conflict{{"d.cold", i - 20}}
+			p.Conflicts = []stage.Conflict{{Table: "d.cold", Writer: i - 20}}
 			in <- p
 		}
 		for i := uint64(41); i <= 60; i++ {
@@ -48,7 +48,7 @@ func TestHotTablesOnlyConflictsWithRunningWriters(t *testing.T) {
 			}
 			p := prepared(i, d)
 			if i > 41 {
-				p.Conflicts = []Conflict{{"d.hot", i - 1}}
+				p.Conflicts = []stage.Conflict{{Table: "d.hot", Writer: i - 1}}
 			}
 			in <- p
 		}
@@ -69,8 +69,8 @@ func BenchmarkAdmit(b *testing.B) {
 		conflict bool
 	}{{"independent", false}, {"hot", true}} {
 		b.Run(bc.name, func(b *testing.B) {
-			c := NewCoordinator(Config{Workers: 8, Window: 1 << 20, WindowBytes: 1 << 40}, applier.NewSequencer(0))
-			ps := make([]*Prepared, 1024)
+			c := NewCoordinator(Config{Workers: 8, Window: 1 << 20, WindowBytes: 1 << 40}, stage.NewSequencer(0))
+			ps := make([]*stage.Prepared, 1024)
 			for i := range ps {
 				ps[i] = prepared(0, deptrack.Deps{})
 			}
@@ -83,7 +83,7 @@ func BenchmarkAdmit(b *testing.B) {
 				p.Deps, p.Conflicts = deptrack.Deps{}, nil
 				if bc.conflict && seq > 1 {
 					p.Deps.On = []uint64{seq - 1}
-					p.Conflicts = []Conflict{{"sbtest.sbtest1", seq - 1}}
+					p.Conflicts = []stage.Conflict{{Table: "sbtest.sbtest1", Writer: seq - 1}}
 				}
 				c.admit(p)
 				if w := c.form(8); w != nil {

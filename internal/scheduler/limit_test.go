@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // target feeds a concurrency samples of a simulated target, its clock
@@ -154,7 +155,7 @@ func TestConcurrencyDropsTheStart(t *testing.T) {
 // limit, not thinned for the pool; the same workers do it.
 func TestCoordinatorKeepsToTheLimit(t *testing.T) {
 	const n = 400
-	feed := func(in chan<- *Prepared) {
+	feed := func(in chan<- *stage.Prepared) {
 		for i := uint64(1); i <= n; i++ {
 			in <- prepared(i, deptrack.Deps{})
 		}

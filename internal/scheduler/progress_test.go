@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // TestProgressBelowAHeldPrepareKeepsTheStart: a run starts from a
@@ -16,7 +16,7 @@ import (
 // to be "": a restart with a rebuilt relay log then started from the
 // source's current position, skipping everything after the checkpoint).
 func TestProgressBelowAHeldPrepareKeepsTheStart(t *testing.T) {
-	seq := applier.NewSequencer(10)
+	seq := stage.NewSequencer(10)
 	c := NewCoordinator(Config{Start: "0-1-10"}, seq)
 	held := prepared(11, deptrack.Deps{})
 	held.Hold, held.Resume = true, "0-1-11"
@@ -25,7 +25,7 @@ func TestProgressBelowAHeldPrepareKeepsTheStart(t *testing.T) {
 	next.Resume = "0-1-12"
 	c.admit(next)
 	seq.Done(12, 12)
-	c.committed([]*applier.Txn{next.Txn})
+	c.committed([]*stage.Txn{next.Txn})
 
 	p := c.progress()
 	if p.RelayIndex != 10 || p.Position != "0-1-10" || p.Reached != "0-1-12" {
@@ -40,15 +40,15 @@ func TestProgressBelowAHeldPrepareKeepsTheStart(t *testing.T) {
 // saves as soon as everything admitted has committed at a position SaveAt
 // asks for (the end of a run that stops there), and not before.
 func TestSaveAtSavesAtOnce(t *testing.T) {
-	seq := applier.NewSequencer(0)
+	seq := stage.NewSequencer(0)
 	var asked []string
 	c := NewCoordinator(Config{Start: "0-1-0", ProgressEvery: time.Hour, BatchTxns: 1,
 		SaveAt: func(reached string) bool { asked = append(asked, reached); return reached == "0-1-5" }}, seq)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	in := make(chan *Prepared)
-	work := []chan *applier.Work{make(chan *applier.Work)}
-	done := make(chan *applier.Work, 1)
+	in := make(chan *stage.Prepared)
+	work := []chan *stage.Work{make(chan *stage.Work)}
+	done := make(chan *stage.Work, 1)
 	go func() { // one worker that commits at once
 		for {
 			select {

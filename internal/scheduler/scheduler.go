@@ -12,7 +12,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/paraply/paraply/internal/applier"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // Config sizes the coordinator.
@@ -150,7 +150,7 @@ type seqGTID struct {
 type Coordinator struct {
 	cfg      Config
 	core     *core
-	seq      *applier.Sequencer
+	seq      *stage.Sequencer
 	admitted map[uint64]time.Time // admission time of pending transactions, with BatchDelay
 	// info about committed transactions awaiting the next Progress
 	resume []seqResume // by sequence number, from the last low-water mark on
@@ -178,7 +178,7 @@ const defaultStartLimit = 2
 
 // NewCoordinator starts with every transaction up to the sequencer's
 // prefix committed; it tells seq about transactions it skips.
-func NewCoordinator(cfg Config, seq *applier.Sequencer) *Coordinator {
+func NewCoordinator(cfg Config, seq *stage.Sequencer) *Coordinator {
 	cfg = cfg.withDefaults()
 	c := &Coordinator{cfg: cfg, core: newCore(seq.Prefix(), cfg.Window, cfg.WindowBytes), seq: seq,
 		resume: []seqResume{{seq.Prefix(), cfg.Start}}, holds: map[uint64]bool{}, releases: map[uint64]uint64{}, admitted: map[uint64]time.Time{}}
@@ -201,14 +201,14 @@ func (c *Coordinator) limit() int {
 // done brings it back once committed; save is called
 // with each new low-water mark from this goroutine (it may block briefly;
 // the last call, made when ctx is done, must not depend on ctx); observe, if not nil, receives stats every ProgressEvery.
-func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work []chan *applier.Work, done <-chan *applier.Work,
+func (c *Coordinator) Run(ctx context.Context, in <-chan *stage.Prepared, work []chan *stage.Work, done <-chan *stage.Work,
 	save func(Progress) error, observe func(Stats)) error {
 	if len(work) != c.cfg.Workers {
 		return fmt.Errorf("scheduler: %d work channels for %d workers", len(work), c.cfg.Workers)
 	}
 	tick := time.NewTicker(c.cfg.ProgressEvery)
 	defer tick.Stop()
-	var next *applier.Work
+	var next *stage.Work
 	// idle are the workers without work, the one that committed last on
 	// top: under a limit the same few sessions apply, their caches (and
 	// the target's, for their threads) warm, instead of all in turn.
@@ -264,7 +264,7 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *Prepared, work []chan 
 			k = waitBarrier
 		}
 		c.account(&waitSince, &waitKind, k)
-		var out chan<- *applier.Work
+		var out chan<- *stage.Work
 		if next != nil && free > 0 {
 			out = work[idle[len(idle)-1]]
 		}
@@ -341,7 +341,7 @@ func (c *Coordinator) holdFor(now time.Time) time.Duration {
 // against 25 at --batch-max-txns 64) but applied 15-27% slower on the
 // benchmark's durable backlogs (execution then waits for the commits
 // before it), so a blocked head waits.
-func (c *Coordinator) form(free int) *applier.Work {
+func (c *Coordinator) form(free int) *stage.Work {
 	size := c.batchSize()
 	if !c.cfg.PreserveOrder {
 		return c.core.nextUnordered(size, c.cfg.BatchBytes, 4*c.cfg.BatchTxns)
@@ -425,7 +425,7 @@ func (c *Coordinator) flushWait(since *time.Time, kind waitKind, now time.Time) 
 	*since = now
 }
 
-func (c *Coordinator) admit(p *Prepared) {
+func (c *Coordinator) admit(p *stage.Prepared) {
 	seq := p.Txn.Seq
 	if c.cfg.BatchDelay > 0 {
 		c.admitted[seq] = time.Now()
@@ -457,9 +457,9 @@ func (c *Coordinator) admit(p *Prepared) {
 
 // committed records that the transactions of a work, txns, committed. The
 // work's row in paraply.applied is keyed by its newest transaction's GTID
-// (applier.Work.Last), and compaction may delete it once the low-water
+// (stage.Work.Last), and compaction may delete it once the low-water
 // mark has passed that transaction.
-func (c *Coordinator) committed(txns []*applier.Txn) {
+func (c *Coordinator) committed(txns []*stage.Txn) {
 	last := txns[len(txns)-1]
 	c.gtids = append(c.gtids, seqGTID{last.Seq, last.GTID})
 	for _, t := range txns {

@@ -10,6 +10,7 @@ import (
 	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/deptrack"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 func TestClassifyWait(t *testing.T) {
@@ -38,7 +39,7 @@ func TestClassifyWait(t *testing.T) {
 // simulate runs a Coordinator over txns (fed by feed, which closes in) with
 // a pool of workers that each take hold per work, and returns its last
 // statistics.
-func simulate(t *testing.T, cfg Config, hold time.Duration, feed func(in chan<- *Prepared)) Stats {
+func simulate(t *testing.T, cfg Config, hold time.Duration, feed func(in chan<- *stage.Prepared)) Stats {
 	t.Helper()
 	s, _, _ := simulatePeak(t, cfg, hold, feed)
 	return s
@@ -46,18 +47,18 @@ func simulate(t *testing.T, cfg Config, hold time.Duration, feed func(in chan<- 
 
 // simulatePeak is simulate, and also says how many works the pool held at
 // once at most, and how many of its workers ever had work.
-func simulatePeak(t *testing.T, cfg Config, hold time.Duration, feed func(in chan<- *Prepared)) (Stats, int, int) {
+func simulatePeak(t *testing.T, cfg Config, hold time.Duration, feed func(in chan<- *stage.Prepared)) (Stats, int, int) {
 	t.Helper()
 	var running, peak atomic.Int64
 	var used sync.Map
 	cfg.ProgressEvery = 5 * time.Millisecond
-	seq := applier.NewSequencer(0)
+	seq := stage.NewSequencer(0)
 	c := NewCoordinator(cfg, seq)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	in := make(chan *Prepared, 256)
+	in := make(chan *stage.Prepared, 256)
 	work := applier.WorkChannels(cfg.Workers)
-	done := make(chan *applier.Work, cfg.Workers)
+	done := make(chan *stage.Work, cfg.Workers)
 	var wg sync.WaitGroup
 	for i := 0; i < cfg.Workers; i++ {
 		wg.Add(1)
@@ -114,10 +115,10 @@ func simulatePeak(t *testing.T, cfg Config, hold time.Duration, feed func(in cha
 	}
 }
 
-func prepared(seq uint64, d deptrack.Deps) *Prepared {
+func prepared(seq uint64, d deptrack.Deps) *stage.Prepared {
 	it := txn(seq)
 	it.Txn = &binlog.Txn{Seq: seq}
-	return &Prepared{Txn: it, Deps: d}
+	return &stage.Prepared{Txn: it, Deps: d}
 }
 
 // TestKeepingUpIsNotADependencyWait: independent transactions arriving
@@ -126,7 +127,7 @@ func prepared(seq uint64, d deptrack.Deps) *Prepared {
 // coordinator waits for the source, never on dependencies (issue 16: such
 // a replica was diagnosed with hot rows).
 func TestKeepingUpIsNotADependencyWait(t *testing.T) {
-	s := simulate(t, Config{Workers: 4, PreserveOrder: true, BatchTxns: 64}, 4*time.Millisecond, func(in chan<- *Prepared) {
+	s := simulate(t, Config{Workers: 4, PreserveOrder: true, BatchTxns: 64}, 4*time.Millisecond, func(in chan<- *stage.Prepared) {
 		for i := uint64(1); i <= 60; i++ {
 			in <- prepared(i, deptrack.Deps{})
 			time.Sleep(time.Millisecond)
@@ -146,7 +147,7 @@ func TestKeepingUpIsNotADependencyWait(t *testing.T) {
 func TestChainIsADependencyWait(t *testing.T) {
 	const n = 40
 	hold := 3 * time.Millisecond
-	s := simulate(t, Config{Workers: 4, PreserveOrder: true, BatchTxns: 1}, hold, func(in chan<- *Prepared) {
+	s := simulate(t, Config{Workers: 4, PreserveOrder: true, BatchTxns: 1}, hold, func(in chan<- *stage.Prepared) {
 		in <- prepared(1, deptrack.Deps{})
 		for i := uint64(2); i <= n; i++ {
 			in <- prepared(i, deptrack.Deps{On: []uint64{i - 1}})
@@ -168,7 +169,7 @@ func TestChainIsADependencyWait(t *testing.T) {
 func TestBarrierIsNotARowWait(t *testing.T) {
 	const n = 40
 	hold := 3 * time.Millisecond
-	s := simulate(t, Config{Workers: 4, PreserveOrder: true, BatchTxns: 1}, hold, func(in chan<- *Prepared) {
+	s := simulate(t, Config{Workers: 4, PreserveOrder: true, BatchTxns: 1}, hold, func(in chan<- *stage.Prepared) {
 		for i := uint64(1); i <= n; i++ {
 			d := deptrack.Deps{Wait: i - 1}
 			if i%2 == 1 {

@@ -12,6 +12,7 @@ import (
 	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/metrics"
 	"github.com/paraply/paraply/internal/replicate"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // healthy is the replica keeping up: sysbench write_only at ~1000
@@ -309,7 +310,7 @@ func TestSharesAreOfTheWorkersAllowed(t *testing.T) {
 	workers := metrics.NewWorkers(16)
 	srv := NewServer(src, workers)
 	srv.sample(true)
-	workers.Applied(0, &applier.Work{Txns: []*applier.Txn{{Seq: 1}}}, applier.Timing{Exec: 700 * time.Millisecond, Commit: 200 * time.Millisecond})
+	workers.Applied(0, &stage.Work{Txns: []*stage.Txn{{Seq: 1}}}, applier.Timing{Exec: 700 * time.Millisecond, Commit: 200 * time.Millisecond})
 	src.st.Now = src.st.Now.Add(time.Second)
 	srv.sample(true)
 	iv := srv.Report(time.Second).Interval

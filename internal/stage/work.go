@@ -1,4 +1,4 @@
-package applier
+package stage
 
 import (
 	"github.com/paraply/paraply/internal/binlog"
@@ -114,10 +114,10 @@ type Work struct {
 // commit order preserved, work is consecutive from there).
 func (w *Work) First() uint64 { return w.Txns[0].Seq }
 
-// done tells seq that the work's transactions committed, a consecutive
-// run at a time (work from a pool without commit order need not be
-// consecutive).
-func (w *Work) done(seq *Sequencer) {
+// Committed tells seq that the work's transactions committed, a
+// consecutive run at a time (work from a pool without commit order need
+// not be consecutive).
+func (w *Work) Committed(seq *Sequencer) {
 	start := w.Txns[0].Seq
 	for i, t := range w.Txns {
 		if i+1 == len(w.Txns) || w.Txns[i+1].Seq != t.Seq+1 {
@@ -135,11 +135,11 @@ func (w *Work) done(seq *Sequencer) {
 func (w *Work) Last() *Txn { return w.Txns[len(w.Txns)-1] }
 
 // GTIDs lists the GTIDs the work applies: its others, then its key.
-func (w *Work) GTIDs() []string { return append(w.others(), w.Last().GTID) }
+func (w *Work) GTIDs() []string { return append(w.Others(), w.Last().GTID) }
 
-// others lists the GTIDs the work applies besides its key (Last's GTID),
+// Others lists the GTIDs the work applies besides its key (Last's GTID),
 // in stream order.
-func (w *Work) others() []string {
+func (w *Work) Others() []string {
 	last := w.Last()
 	out := make([]string, 0, len(w.Txns)+len(last.Also))
 	for _, t := range w.Txns[:len(w.Txns)-1] {

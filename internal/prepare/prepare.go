@@ -1,4 +1,9 @@
-package scheduler
+// Package prepare is the stage between the relay log and the coordinator:
+// it decodes each transaction, follows its DDL in the schema catalog,
+// computes its writeset and dependencies, applies the filters, routes
+// statements that need their source connection's session, and pairs the
+// halves of XA transactions. It sends stage.Prepared, in stream order.
+package prepare
 
 import (
 	"bytes"
@@ -11,7 +16,6 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
-	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/deptrack"
@@ -19,29 +23,8 @@ import (
 	"github.com/paraply/paraply/internal/relaylog"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
+	"github.com/paraply/paraply/internal/stage"
 )
-
-// Prepared is a transaction read from the relay log, decoded, with its
-// dependencies computed, on its way to the coordinator.
-type Prepared struct {
-	Txn  *applier.Txn
-	Deps deptrack.Deps
-	// Resume is the source position after this transaction.
-	Resume string
-	// Skip is set when the target already has it (a restart after a crash).
-	Skip bool
-	// Hold is set for an XA PREPARE: nothing to apply at its place in the
-	// stream (its rows are applied with its XA COMMIT, Txn.Also), but the
-	// checkpoint must not pass it until then.
-	Hold bool
-	// Releases is the Seq of the XA PREPARE whose hold this transaction
-	// (its XA COMMIT or ROLLBACK) ends once committed; 0 if none.
-	Releases uint64
-	// Conflicts are the keys an earlier transaction wrote, with their
-	// table and writer (writeset modes): the coordinator counts those
-	// whose writer is still running as hot.
-	Conflicts []Conflict
-}
 
 // EntrySource yields relay log entries in order, blocking at the end.
 type EntrySource interface {
@@ -57,11 +40,12 @@ type Preparer struct {
 	Catalog *schema.Catalog
 	Mode    deptrack.Mode
 	History int
-	// Path is how workers will apply rows: the SQL path needs each rows
-	// event's table resolved for SQL generation, the binlog path does not.
-	Path applier.Path
+	// SQLOnly says workers apply rows with SQL statements only (--apply
+	// sql): each rows event's table must be resolved for SQL generation,
+	// and the raw events the binlog path sends need no filtering.
+	SQLOnly bool
 	// SourceSession: workers run DDL with the source session's character
-	// sets (applier.Config.SourceSession), so the catalog follows it so.
+	// sets (the applier's Config.SourceSession), so the catalog follows it so.
 	SourceSession bool
 	// Logger receives what degrades dependency tracking (default: discard).
 	Logger *slog.Logger
@@ -99,17 +83,17 @@ type Preparer struct {
 	format    *binlog.Format // of the last transaction prepared
 	extractor *deptrack.Extractor
 	// prepared holds XA transactions prepared and not yet settled, by XID.
-	prepared map[string]*applier.Txn
+	prepared map[string]*stage.Txn
 	tracker  *deptrack.Tracker
 	ws       deptrack.Writeset
 	tables   map[tableKey]*sqlgen.Table
 
 	mu    sync.Mutex // guards stats
-	stats PrepareStats
+	stats Stats
 }
 
-// PrepareStats says what shaped the dependencies so far, for diagnosis.
-type PrepareStats struct {
+// Stats says what shaped the dependencies so far, for diagnosis.
+type Stats struct {
 	Tracker deptrack.Stats
 	// BarrierTables names tables behind barriers and serializations
 	// (unknown schema, keyless, cascades), by cause.
@@ -121,15 +105,15 @@ type PrepareStats struct {
 	Filtered filter.Counts
 }
 
-// maxTracked bounds the tables counted in PrepareStats.
+// maxTracked bounds the tables counted in Stats.
 const maxTracked = 1000
 
 // Stats returns a copy of the preparer's statistics; safe to call while
 // Run runs.
-func (p *Preparer) Stats() PrepareStats {
+func (p *Preparer) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := PrepareStats{Tracker: p.stats.Tracker, BarrierTables: map[string]map[string]bool{}, DelayedUntil: p.stats.DelayedUntil, Filtered: p.stats.Filtered}
+	out := Stats{Tracker: p.stats.Tracker, BarrierTables: map[string]map[string]bool{}, DelayedUntil: p.stats.DelayedUntil, Filtered: p.stats.Filtered}
 	for c, ts := range p.stats.BarrierTables {
 		out.BarrierTables[c] = map[string]bool{}
 		for t := range ts {
@@ -143,7 +127,7 @@ func (p *Preparer) Stats() PrepareStats {
 // when the transactions that follow were written after the source
 // restarted (see binlog.Format.SourceStarted), as MariaDB's replica does,
 // and reports whether there were any: the target sessions that hold them
-// must close (applier.Txn.SourceRestarted).
+// must close (stage.Txn.SourceRestarted).
 // The relay log repeats a format description at each segment's start: only
 // another one (of another binlog file, as two starts within a second write
 // the same bytes) counts. The first one read in a run does not count
@@ -191,7 +175,7 @@ type tableKey struct {
 }
 
 // Run reads from src and sends to out until ctx is done or an error.
-func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepared) error {
+func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *stage.Prepared) error {
 	if p.Logger == nil {
 		p.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -202,7 +186,7 @@ func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepare
 	p.tracker = deptrack.NewTracker(p.Mode, p.History)
 	p.temps = newTemporaries(p.LostTemporary)
 	p.tables = map[tableKey]*sqlgen.Table{}
-	p.prepared = map[string]*applier.Txn{}
+	p.prepared = map[string]*stage.Txn{}
 	passed := "" // the source position after the last transaction passed on
 	for {
 		e, err := src.Next(ctx)
@@ -240,7 +224,7 @@ func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *Prepare
 	}
 }
 
-func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
+func (p *Preparer) prepare(e *relaylog.Entry) (*stage.Prepared, error) {
 	var txn *binlog.Txn
 	var err error
 	if len(e.Parts) > 0 {
@@ -263,12 +247,12 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 	}
 	txn.Seq = e.Index
 	gtid := e.GTID.String()
-	it := &applier.Txn{Seq: e.Index, GTID: gtid, Txn: txn, Raw: e.Txn, Bytes: txn.Bytes}
+	it := &stage.Txn{Seq: e.Index, GTID: gtid, Txn: txn, Raw: e.Txn, Bytes: txn.Bytes}
 	if txn.Large {
-		it.Large = &applier.Large{Pieces: len(e.Parts) + 1, Read: p.pieces(e)}
+		it.Large = &stage.Large{Pieces: len(e.Parts) + 1, Read: p.pieces(e)}
 		it.Bytes = e.Txn.Bytes() // what the window holds of it
 	}
-	pr := &Prepared{Txn: it, Resume: e.Resume, Skip: p.Applied[gtid]}
+	pr := &stage.Prepared{Txn: it, Resume: e.Resume, Skip: p.Applied[gtid]}
 	if pr.Skip {
 		// The target has it (a restart after a crash): it needs no keys,
 		// no table definitions and no catalog change, since the catalog
@@ -309,13 +293,13 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 		// A transaction recorded as applied is stepped over whatever it
 		// holds (above): that is how an operator applies by hand what
 		// paraply cannot.
-		return nil, &applier.ConflictError{GTID: gtid, What: fmt.Sprintf("statement-format DML in a transaction larger than --large-txn-piece (%d bytes): "+
+		return nil, &stage.ConflictError{GTID: gtid, What: fmt.Sprintf("statement-format DML in a transaction larger than --large-txn-piece (%d bytes): "+
 			"paraply applies such statements from memory; raise --large-txn-piece above the transaction's size", txn.Bytes)}
 	}
 	if txn.DDL && txn.StatementDML {
 		// The DDL path runs a transaction's DDL statements and its rows,
 		// never its statement DML: stop rather than drop them.
-		return nil, &applier.ConflictError{GTID: gtid, What: "a transaction with both DDL and statement-format DML, which paraply cannot apply in the source's order: " +
+		return nil, &stage.ConflictError{GTID: gtid, What: "a transaction with both DDL and statement-format DML, which paraply cannot apply in the source's order: " +
 			"apply it by hand and record it with paraply skip, or log the source at binlog_format=ROW"}
 	}
 	if txn.DDL {
@@ -352,8 +336,8 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*Prepared, error) {
 		switch {
 		case err == nil:
 			tables[i] = t
-		case p.Path == applier.SQLPath:
-			return nil, &applier.ConflictError{GTID: gtid, Table: names[i].String(), What: "cannot apply rows", Err: err}
+		case p.SQLOnly:
+			return nil, &stage.ConflictError{GTID: gtid, Table: names[i].String(), What: "cannot apply rows", Err: err}
 		}
 		// On the binlog path the target's row applier decides, as a
 		// native replica's does (it takes extra columns at the end, for
@@ -383,7 +367,7 @@ func (p *Preparer) pieces(e *relaylog.Entry) func(i int) (*binlog.RawTxn, error)
 }
 
 // beyond reports whether pr comes after StopAfter.
-func (p *Preparer) beyond(pr *Prepared) bool {
+func (p *Preparer) beyond(pr *stage.Prepared) bool {
 	if p.StopAfter == nil || pr.Txn.GTID == "" {
 		return false
 	}
@@ -397,7 +381,7 @@ func (p *Preparer) beyond(pr *Prepared) bool {
 
 // hold waits until pr's source commit time plus Delay has passed (false
 // when ctx ends first). A transaction the target has is not held.
-func (p *Preparer) hold(ctx context.Context, pr *Prepared) bool {
+func (p *Preparer) hold(ctx context.Context, pr *stage.Prepared) bool {
 	if p.Delay <= 0 || pr.Skip {
 		return true
 	}
@@ -434,7 +418,7 @@ func (p *Preparer) hold(ctx context.Context, pr *Prepared) bool {
 // and raw events, so that one target transaction applies them and records
 // both GTIDs; an XA ROLLBACK records both and applies nothing. A held
 // prepare stays in memory until then.
-func (p *Preparer) settleXA(pr *Prepared) error {
+func (p *Preparer) settleXA(pr *stage.Prepared) error {
 	it := pr.Txn
 	switch it.Txn.XA {
 	case binlog.XAPrepare:
@@ -443,7 +427,7 @@ func (p *Preparer) settleXA(pr *Prepared) error {
 	case binlog.XACommit, binlog.XARollback:
 		held := p.prepared[it.Txn.XID]
 		if held == nil {
-			return &applier.ConflictError{GTID: it.GTID, What: fmt.Sprintf("%s %s: its XA PREPARE was not read (it comes before where replication started)", it.Txn.XA, it.Txn.XID)}
+			return &stage.ConflictError{GTID: it.GTID, What: fmt.Sprintf("%s %s: its XA PREPARE was not read (it comes before where replication started)", it.Txn.XA, it.Txn.XID)}
 		}
 		delete(p.prepared, it.Txn.XID)
 		pr.Releases = held.Seq
@@ -461,8 +445,8 @@ func (p *Preparer) settleXA(pr *Prepared) error {
 
 // followDDL applies the transaction's DDL to the catalog and says which
 // objects it changes.
-func (p *Preparer) followDDL(txn *binlog.Txn) (*applier.DDL, error) {
-	ddl := &applier.DDL{Statements: txn.Statements}
+func (p *Preparer) followDDL(txn *binlog.Txn) (*stage.DDL, error) {
+	ddl := &stage.DDL{Statements: txn.Statements}
 	known := true
 	for _, st := range txn.Statements {
 		if st.Kind != binlog.StmtDDL {

@@ -1,19 +1,19 @@
-package scheduler
+package prepare
 
 import (
 	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/schema"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // temporaries follows the temporary tables each source connection holds,
 // from the statements of statement-format binlogs that create and drop
 // them, so that the statements of a connection that holds one run in its
-// own target session (applier.Txn.Session), as on a replica's SQL thread.
+// own target session (stage.Txn.Session), as on a replica's SQL thread.
 //
 // Those created before paraply last stopped are lost: the target sessions
 // that held them closed. A statement of such a connection is never
@@ -46,7 +46,7 @@ func newTemporaries(lost map[uint32]map[schema.TableName]string) *temporaries {
 // transaction that creates one, or whose connection holds one, gets the
 // connection's session. It returns an error for a transaction of a
 // connection whose tables were lost.
-func (tt *temporaries) route(txn *binlog.Txn, it *applier.Txn) error {
+func (tt *temporaries) route(txn *binlog.Txn, it *stage.Txn) error {
 	id := txn.ThreadID
 	open := tt.open[id]
 	var created, dropped []schema.TableName
@@ -123,13 +123,13 @@ func (tt *temporaries) forget() bool {
 
 // lostError is the error for a statement of connection id, whose tables
 // lost were lost at the last stop.
-func (tt *temporaries) lostError(it *applier.Txn, id uint32, lost map[schema.TableName]string) error {
+func (tt *temporaries) lostError(it *stage.Txn, id uint32, lost map[schema.TableName]string) error {
 	var names []string
 	for n, g := range lost {
 		names = append(names, n.String()+" (created by "+g+")")
 	}
 	sort.Strings(names)
-	return &applier.ConflictError{GTID: it.GTID, What: fmt.Sprintf("a statement of source connection %d, which held the temporary tables %s when paraply last stopped: "+
+	return &stage.ConflictError{GTID: it.GTID, What: fmt.Sprintf("a statement of source connection %d, which held the temporary tables %s when paraply last stopped: "+
 		"they were lost with the target sessions that held them, as a native replica loses its own at a restart, and the statement may read them. "+
 		"Apply what the connection did after that by hand and record it with paraply skip, or replicate again from before the tables were created",
 		id, strings.Join(names, ", "))}
@@ -155,7 +155,7 @@ func onlyTemporary(txn *binlog.Txn) bool {
 }
 
 // single reports whether the statements of txn must commit alone (see
-// applier.Txn.Single): one writes a table the catalog does not know as a
+// stage.Txn.Single): one writes a table the catalog does not know as a
 // plain base table (system-versioned tables are not: transaction-precise
 // ones record the writing transaction in each row, so that writes batched
 // into one target transaction would leave out history rows), or one's

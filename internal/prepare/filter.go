@@ -1,11 +1,11 @@
-package scheduler
+package prepare
 
 import (
 	"errors"
 
-	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/filter"
+	"github.com/paraply/paraply/internal/stage"
 )
 
 // filter applies --include, --exclude and --rewrite-db to a transaction
@@ -16,7 +16,7 @@ import (
 // a large transaction as the worker reads them) is filtered the same way.
 // A transaction left out entirely stays, with nothing to apply, so that
 // its GTID is recorded as applied and the checkpoint moves past it.
-func (p *Preparer) filter(it *applier.Txn) error {
+func (p *Preparer) filter(it *stage.Txn) error {
 	if p.Filter == nil {
 		return nil
 	}
@@ -25,10 +25,10 @@ func (p *Preparer) filter(it *applier.Txn) error {
 		var se *filter.StatementError
 		if errors.As(err, &se) {
 			// Nothing of it is applied: the operator decides.
-			return &applier.ConflictError{GTID: it.GTID, What: se.Error() +
+			return &stage.ConflictError{GTID: it.GTID, What: se.Error() +
 				"; apply on the target what it should do there, if anything, and record its GTID in paraply.applied to step over it"}
 		}
-		return &applier.ConflictError{GTID: it.GTID, What: "filtering", Err: err}
+		return &stage.ConflictError{GTID: it.GTID, What: "filtering", Err: err}
 	}
 	p.mu.Lock()
 	p.stats.Filtered.Add(o)
@@ -37,7 +37,7 @@ func (p *Preparer) filter(it *applier.Txn) error {
 		p.Logger.Info("a DDL applied names tables or databases the filters leave out: it runs whole on the target, as on MariaDB's replica",
 			"gtid", it.GTID, "statement", binlog.RedactSecrets(q))
 	}
-	if !o.Changed() && p.Path == applier.SQLPath {
+	if !o.Changed() && p.SQLOnly {
 		// The binlog path goes on: MariaDB writes table maps of tables
 		// without rows (a trigger's, a multi-table UPDATE's), which the
 		// target's row applier opens, so they must be left out or renamed
@@ -54,10 +54,10 @@ func (p *Preparer) filter(it *applier.Txn) error {
 	// others (Large.Read); the binlog path only takes its format from it.
 	// The SQL path never sends it.Raw (nor can Raw read a MySQL source's
 	// compressed payload).
-	if p.Path != applier.SQLPath && (it.Large == nil || o.Whole) {
+	if !p.SQLOnly && (it.Large == nil || o.Whole) {
 		raw, err := p.Filter.Raw(o).Piece(it.Raw, true)
 		if err != nil {
-			return &applier.ConflictError{GTID: it.GTID, What: "filtering its row events", Err: err}
+			return &stage.ConflictError{GTID: it.GTID, What: "filtering its row events", Err: err}
 		}
 		if it.Large == nil {
 			it.Bytes = raw.Bytes()
