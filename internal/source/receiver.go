@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -14,7 +13,9 @@ import (
 
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/config"
+	"github.com/paraply/paraply/internal/mysqlerr"
 	"github.com/paraply/paraply/internal/relaylog"
+	"github.com/paraply/paraply/internal/retry"
 )
 
 // Config configures a Receiver.
@@ -106,7 +107,11 @@ func (r *Receiver) Run(ctx context.Context, start string) error {
 	if err != nil {
 		return fmt.Errorf("source position %q: %w", start, err)
 	}
-	backoff := 100 * time.Millisecond
+	// Reconnecting pauses from 100ms, doubling up to MaxBackoff, with up
+	// to a quarter more at random so that replicas cut off together do
+	// not all come back at once; a connection that received a transaction
+	// starts the pauses again.
+	b := retry.Policy{Base: 100 * time.Millisecond, Cap: r.cfg.MaxBackoff, Jitter: 0.25}.Start()
 	for {
 		received, err := r.stream(ctx, pos)
 		if ctx.Err() != nil {
@@ -127,19 +132,18 @@ func (r *Receiver) Run(ctx context.Context, start string) error {
 		if ferr := r.relay.Flush(); ferr != nil {
 			r.cfg.Logger.Warn("writing the relay log failed; what it held is received again", "err", ferr)
 		}
-		if pos, err = r.resumePos(start); err != nil {
-			return err
+		var perr error
+		if pos, perr = r.resumePos(start); perr != nil {
+			return perr
 		}
-		r.cfg.Logger.Warn("source stream broke; reconnecting", "source", r.cfg.Source, "after", backoff, "err", err)
 		if received {
-			backoff = 100 * time.Millisecond
+			b.Reset()
 		}
-		select {
-		case <-time.After(backoff + time.Duration(rand.Int64N(int64(backoff/4)+1))):
-		case <-ctx.Done():
+		pause, _ := b.Next()
+		r.cfg.Logger.Warn("source stream broke; reconnecting", "source", r.cfg.Source, "after", pause, "err", err)
+		if !retry.Sleep(ctx, pause) {
 			return nil
 		}
-		backoff = min(2*backoff, r.cfg.MaxBackoff)
 		r.mu.Lock()
 		r.status.Reconnects++
 		r.mu.Unlock()
@@ -228,28 +232,18 @@ func (r *Receiver) stream(ctx context.Context, pos mysql.GTIDSet) (received bool
 	}
 }
 
-// fatal reports errors that reconnecting cannot fix.
+// fatal reports errors that reconnecting cannot fix: the relay log's and
+// the binlog's own, and the source's refusals for good (mysqlerr.Fatal:
+// access denied, a privilege missing, the position gone).
 func fatal(err error) bool {
-	if errors.Is(err, binlog.ErrCorrupt) || errors.Is(err, binlog.ErrUnsupported) || errors.Is(err, binlog.ErrUnknownEvent) ||
-		errors.Is(err, relaylog.ErrTooLarge) || errors.Is(err, relaylog.ErrClosed) {
-		return true
-	}
-	var me *mysql.MyError
-	if errors.As(err, &me) {
-		switch me.Code {
-		case 1045, 1044, 1227: // access denied, missing privilege
-			return true
-		}
-	}
-	return gone(err)
+	return errors.Is(err, binlog.ErrCorrupt) || errors.Is(err, binlog.ErrUnsupported) || errors.Is(err, binlog.ErrUnknownEvent) ||
+		errors.Is(err, relaylog.ErrTooLarge) || errors.Is(err, relaylog.ErrClosed) ||
+		mysqlerr.Classify(err) == mysqlerr.Fatal
 }
 
 // gone reports the source's "could not find the position in the binlogs"
 // (ER_MASTER_FATAL_ERROR_READING_BINLOG).
-func gone(err error) bool {
-	var me *mysql.MyError
-	return errors.As(err, &me) && me.Code == 1236
-}
+func gone(err error) bool { return mysqlerr.Number(err) == 1236 }
 
 func flavorName(f binlog.Flavor) string {
 	if f == binlog.FlavorMySQL {
