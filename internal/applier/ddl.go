@@ -12,6 +12,7 @@ import (
 
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/retry"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/stage"
 )
@@ -34,98 +35,21 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *stage.Work) erro
 	if err := w.p.seq.WaitTurn(ctx, work.First()); err != nil {
 		return err
 	}
-	stmts := ddlStatements(t.DDL.Statements)
 	markers := ddlMarkers(t)
-	for i, st := range stmts {
-		marker := markers[i]
-		if marker != t.GTID {
-			if n, err := w.p.store.Applied(ctx, []string{marker}); err != nil {
-				return err
-			} else if n > 0 {
-				continue // ran before a crash
-			}
+	// A statement runs with the source session's settings (ddlSession),
+	// which the session keeps: it is closed after the DDL, so they go
+	// with it.
+	set := false
+	defer func() {
+		if set {
+			w.closeConn()
 		}
-		// A previous attempt may have failed while the statement ran (the
-		// target restarted): its bracket row tells whether it took effect.
-		if p, err := w.p.store.PendingFor(ctx, marker); err != nil {
+	}()
+	for i, st := range ddlStatements(t.DDL.Statements) {
+		s, err := w.ddlStatement(ctx, conn, t, &st, markers[i])
+		set = set || s
+		if err != nil {
 			return err
-		} else if p != nil {
-			out, err := w.p.store.ResolveDDL(ctx, p)
-			if err != nil {
-				return err
-			}
-			if out == checkpoint.DDLApplied {
-				continue
-			}
-			t.DDL.Rerun = true
-		}
-		// The bracket row only informs whoever reads paraply.ddl: a
-		// statement such as CREATE USER carries a password in clear.
-		if err := w.p.store.BeginDDL(ctx, marker, st.Schema, binlog.RedactSecrets(st.Query), t.DDL.Objects); err != nil {
-			if classify(err) == fatal {
-				// Reading what the DDL changes, before it runs: a CREATE
-				// DATABASE the account may not see.
-				return ddlConflict(t, &st, "cannot record the stage.DDL's objects before it runs", err)
-			}
-			return err
-		}
-		if st.Schema != "" {
-			if _, err := conn.ExecContext(ctx, "USE "+schema.QuoteIdent(st.Schema)); err != nil {
-				if !isUnknownDatabase(err) {
-					return err
-				}
-				// The statement names its tables fully, or fails below
-				// with a clearer error.
-			}
-		}
-		q := st.Query
-		if r, ok := schema.ReplicaEvent(q); ok {
-			q = r // as a replica keeps it: not run by the target's scheduler
-		}
-		// The session the source ran it in, as a replica runs it: its
-		// clock and time zone (a CURRENT_TIMESTAMP default fills existing
-		// rows with them), foreign_key_checks, character sets (a CREATE
-		// DATABASE takes collation_server's), sql_mode; and what a CREATE
-		// ... SELECT reads: user variables, CONNECTION_ID(), INSERT_ID.
-		// The session is closed after the DDL, so this goes with it.
-		defer w.closeConn()
-		thread := strings.Contains(strings.ToUpper(q), "CONNECTION_ID")
-		as := statementContext(statementSession(&st, w.p.cfg.SourceSession, w.mariadb), &st, thread)
-		if w.mariadb {
-			// A replica keeps the history of a system-versioned table
-			// that the source's ALTER kept.
-			as = append(as, assignment{"@@session.system_versioning_alter_history", "KEEP"})
-		}
-		set := setStatement(as)
-		for _, v := range st.Context.UserVars {
-			uq, args, err := userVarSQL(v, w.mariadb)
-			if err != nil {
-				return ddlConflict(t, &st, "user variable @"+v.Name, err)
-			}
-			set += ";\n" + inline(uq, args)
-		}
-		if _, err := conn.ExecContext(ctx, set); err != nil {
-			if classify(err) == fatal {
-				return ddlConflict(t, &st, "cannot give the target session the source session's settings for stage.DDL", err)
-			}
-			return err
-		}
-		if err := w.sourceGTID(ctx, conn, t); err != nil {
-			return err
-		}
-		if err := w.runDDL(ctx, conn, t, &st, q); err != nil {
-			var ce *stage.ConflictError
-			if errors.As(err, &ce) {
-				if aerr := w.p.store.AbandonDDL(ctx, marker); aerr != nil {
-					w.log.Warn("DDL failed; its bracket row stays", "gtid", marker, "err", aerr)
-				}
-			}
-			return err
-		}
-		if marker != t.GTID {
-			if err := w.retrying(ctx, func() error { return w.p.store.EndDDL(ctx, marker) }); err != nil {
-				return err
-			}
 		}
 	}
 	w.p.refusals.reset()
@@ -138,6 +62,122 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *stage.Work) erro
 		return err
 	}
 	work.Committed(w.p.seq)
+	return nil
+}
+
+// ddlStatement runs DDL statement st of t, recorded under marker, unless
+// it ran before. set says the session was given the source session's
+// settings, for the caller to close.
+func (w *worker) ddlStatement(ctx context.Context, conn *sql.Conn, t *stage.Txn, st *binlog.Statement, marker string) (set bool, err error) {
+	if ran, err := w.ddlRan(ctx, t, marker); err != nil || ran {
+		return false, err
+	}
+	// The bracket row only informs whoever reads paraply.ddl: a
+	// statement such as CREATE USER carries a password in clear.
+	if err := w.p.store.BeginDDL(ctx, marker, st.Schema, binlog.RedactSecrets(st.Query), t.DDL.Objects); err != nil {
+		if !retryable(err) {
+			// Reading what the DDL changes, before it runs: a CREATE
+			// DATABASE the account may not see.
+			return false, ddlConflict(t, st, "cannot record the DDL's objects before it runs", err)
+		}
+		return false, err
+	}
+	if err := useSchema(ctx, conn, st.Schema); err != nil {
+		return false, err
+	}
+	q := st.Query
+	if r, ok := schema.ReplicaEvent(q); ok {
+		q = r // as a replica keeps it: not run by the target's scheduler
+	}
+	if err := w.ddlSession(ctx, conn, t, st, q); err != nil {
+		return true, err
+	}
+	if err := w.sourceGTID(ctx, conn, t); err != nil {
+		return true, err
+	}
+	if err := w.runDDL(ctx, conn, t, st, q); err != nil {
+		var ce *stage.ConflictError
+		if errors.As(err, &ce) {
+			if aerr := w.p.store.AbandonDDL(ctx, marker); aerr != nil {
+				w.log.Warn("DDL failed; its bracket row stays", "gtid", marker, "err", aerr)
+			}
+		}
+		return true, err
+	}
+	if marker != t.GTID {
+		return true, w.retrying(ctx, func() error { return w.p.store.EndDDL(ctx, marker) })
+	}
+	return true, nil
+}
+
+// ddlRan reports whether the DDL statement of t recorded under marker
+// took effect before: its marker is recorded (it ran before a crash), or
+// its bracket row, left by an attempt that failed while it ran (the
+// target restarted), says so. When the bracket row says it did not, t's
+// DDL runs again (Rerun: its change may be there in part).
+func (w *worker) ddlRan(ctx context.Context, t *stage.Txn, marker string) (bool, error) {
+	if marker != t.GTID {
+		n, err := w.p.store.Applied(ctx, []string{marker})
+		if err != nil || n > 0 {
+			return err == nil, err
+		}
+	}
+	p, err := w.p.store.PendingFor(ctx, marker)
+	if err != nil || p == nil {
+		return false, err
+	}
+	out, err := w.p.store.ResolveDDL(ctx, p)
+	if err != nil {
+		return false, err
+	}
+	if out == checkpoint.DDLApplied {
+		return true, nil
+	}
+	t.DDL.Rerun = true
+	return false, nil
+}
+
+// useSchema makes name the session's default database. One the target
+// does not know is left: the statement names its tables fully, or fails
+// with a clearer error.
+func useSchema(ctx context.Context, conn *sql.Conn, name string) error {
+	if name == "" {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, "USE "+schema.QuoteIdent(name)); err != nil && !isUnknownDatabase(err) {
+		return err
+	}
+	return nil
+}
+
+// ddlSession gives conn the session the source ran st in (q is the query
+// to run), as a replica runs it: its clock and time zone (a
+// CURRENT_TIMESTAMP default fills existing rows with them),
+// foreign_key_checks, character sets (a CREATE DATABASE takes
+// collation_server's), sql_mode; and what a CREATE ... SELECT reads: user
+// variables, CONNECTION_ID(), INSERT_ID.
+func (w *worker) ddlSession(ctx context.Context, conn *sql.Conn, t *stage.Txn, st *binlog.Statement, q string) error {
+	thread := strings.Contains(strings.ToUpper(q), "CONNECTION_ID")
+	as := statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st, thread)
+	if w.mariadb {
+		// A replica keeps the history of a system-versioned table
+		// that the source's ALTER kept.
+		as = append(as, assignment{"@@session.system_versioning_alter_history", "KEEP"})
+	}
+	set := setStatement(as)
+	for _, v := range st.Context.UserVars {
+		uq, args, err := userVarSQL(v, w.mariadb)
+		if err != nil {
+			return ddlConflict(t, st, "user variable @"+v.Name, err)
+		}
+		set += ";\n" + inline(uq, args)
+	}
+	if _, err := conn.ExecContext(ctx, set); err != nil {
+		if !retryable(err) {
+			return ddlConflict(t, st, "cannot give the target session the source session's settings for DDL", err)
+		}
+		return err
+	}
 	return nil
 }
 
@@ -156,21 +196,10 @@ func ddlMarkers(t *stage.Txn) []string {
 	return out
 }
 
-// retrying calls fn until it succeeds, fails for good, or ctx ends.
+// retrying calls fn until it succeeds, fails for good, or ctx ends,
+// pausing from 50ms doubling up to Config.MaxBackoff.
 func (w *worker) retrying(ctx context.Context, fn func() error) error {
-	backoff := 50 * time.Millisecond
-	for {
-		err := fn()
-		if err == nil || !Retryable(err) {
-			return err
-		}
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		backoff = min(2*backoff, w.p.cfg.MaxBackoff)
-	}
+	return retry.Do(ctx, retry.Policy{Base: 50 * time.Millisecond, Cap: w.p.cfg.MaxBackoff}, retryable, fn, nil)
 }
 
 // redacted hides secrets an error message may quote from a statement (a

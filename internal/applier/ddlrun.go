@@ -3,13 +3,11 @@ package applier
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/paraply/paraply/internal/binlog"
+	"github.com/paraply/paraply/internal/mysqlerr"
 	"github.com/paraply/paraply/internal/stage"
 )
 
@@ -38,11 +36,11 @@ func (w *worker) runDDL(ctx context.Context, conn *sql.Conn, t *stage.Txn, st *b
 	}
 	switch {
 	case st.ErrorCode != 0:
-		got := errorNumber(err)
+		got := mysqlerr.Number(err)
 		if equalReplErrors(st.ErrorCode, got) {
 			return nil
 		}
-		if err != nil && classify(err) != fatal {
+		if err != nil && retryable(err) {
 			return err
 		}
 		what := fmt.Sprintf("the DDL met error %d on the source and %s on the target: %s", st.ErrorCode, describeError(got), abbreviate(binlog.RedactSecrets(st.Query)))
@@ -54,7 +52,7 @@ func (w *worker) runDDL(ctx context.Context, conn *sql.Conn, t *stage.Txn, st *b
 		return nil
 	case t.DDL.Rerun && alreadyDone(err):
 		return nil
-	case classify(err) == fatal:
+	case !retryable(err):
 		return ddlConflict(t, st, "DDL failed on the target", err)
 	}
 	return err
@@ -88,7 +86,7 @@ const (
 // replica in IDEMPOTENT mode does not stop for.
 func idempotentDDLError(q string, err error) idempotence {
 	verb, object := binlog.DDLVerb(q)
-	switch n := errorNumber(err); {
+	switch n := mysqlerr.Number(err); {
 	case n == erDBCreateExists && verb == "CREATE" && object == "DATABASE",
 		n == erDBDropExists && verb == "DROP" && object == "DATABASE",
 		n == erBadTable && verb == "DROP" && object == "TABLE",
@@ -130,16 +128,6 @@ func equalReplErrors(expected uint16, got int) bool {
 		return got == erWrongObject
 	}
 	return false
-}
-
-// errorNumber is the server's error number in err; 0 for no error or one
-// that is not the server's.
-func errorNumber(err error) int {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return int(me.Number)
-	}
-	return 0
 }
 
 func describeError(n int) string {

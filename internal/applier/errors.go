@@ -1,29 +1,17 @@
 package applier
 
 import (
-	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"syscall"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/paraply/paraply/internal/mysqlerr"
 	"github.com/paraply/paraply/internal/stage"
 )
 
-// class is what to do about an error from the target.
-type class int
-
-const (
-	fatal     class = iota // stop replication
-	retry                  // roll back and run again
-	reconnect              // the session is gone: open a new one, then run again
-	transient              // retry, possibly after a pause (server busy)
-)
-
-// MariaDB/MySQL error numbers that matter here.
+// MariaDB/MySQL error numbers that the applier's messages and DDL
+// checks name (package mysqlerr knows which ones a retry cures).
 const (
 	erLockWaitTimeout     = 1205
 	erLockDeadlock        = 1213
@@ -44,51 +32,22 @@ const (
 	erBadField            = 1054
 	erNoReferencedRow     = 1452
 	erRowIsReferenced     = 1451
-	erQueryInterrupted    = 1317
-	erConCount            = 1040
-	erServerShutdown      = 1053
-	erTooManyConn         = 1203
-	erReadOnly            = 1290
 )
 
-// classify sorts an error from executing or committing on the target.
-func classify(err error) class {
-	if errors.Is(err, stage.ErrAborted) || errors.Is(err, errNotHead) {
-		// errNotHead: run again at the commit turn, where a data error
-		// is real (worker.apply); without this it stopped replication
-		// at once, with the bare driver error.
-		return retry
-	}
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		switch me.Number {
-		case erLockWaitTimeout, erLockDeadlock:
-			return retry
-		case erServerShutdown, erQueryInterrupted:
-			return reconnect
-		case erConCount, erTooManyConn:
-			return transient
-		}
-		return fatal
-	}
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
-		return reconnect
-	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return reconnect
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fatal
-	}
-	return fatal
+// retryable reports whether work that failed with err may succeed if run
+// again: the target says so (mysqlerr.Retryable), or the work gave way
+// to earlier work (stage.ErrAborted), or met a data error before its turn
+// (errNotHead: run again at the turn, where such an error is real;
+// without this it stopped replication at once, with the bare driver
+// error).
+func retryable(err error) bool {
+	return errors.Is(err, stage.ErrAborted) || errors.Is(err, errNotHead) || mysqlerr.Retryable(err)
 }
 
 // Retryable reports whether an error from the target goes away by trying
 // again (lock waits, deadlocks, lost connections, a server restarting).
-func Retryable(err error) bool { return classify(err) != fatal }
+// It is retryable's, for internal/replicate until it asks mysqlerr.
+func Retryable(err error) bool { return retryable(err) }
 
 // isLockWait reports a lock wait timeout or deadlock.
 func isLockWait(err error) bool {

@@ -3,8 +3,12 @@ package applier
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/paraply/paraply/internal/sqlgen"
 	"github.com/paraply/paraply/internal/stage"
@@ -132,4 +136,55 @@ func argLen(a any) int {
 		return len(v)
 	}
 	return 0
+}
+
+// execMulti sends a packet of statements and returns each one's affected
+// rows.
+func execMulti(ctx context.Context, conn *sql.Conn, query string, args []any) ([]int64, error) {
+	var affected []int64
+	err := conn.Raw(func(dc any) error {
+		ex, ok := dc.(driver.ExecerContext)
+		if !ok {
+			return errors.New("the target driver cannot execute statements directly")
+		}
+		named := make([]driver.NamedValue, len(args))
+		for i, a := range args {
+			named[i] = driver.NamedValue{Ordinal: i + 1, Value: driverValue(a)}
+		}
+		res, err := ex.ExecContext(ctx, query, named)
+		if err != nil {
+			return err
+		}
+		affected = res.(mysql.Result).AllRowsAffected()
+		return nil
+	})
+	return affected, err
+}
+
+// driverValue converts a decoded binlog value to one of the types the
+// driver interpolates.
+func driverValue(v any) driver.Value {
+	switch v := v.(type) {
+	case nil, int64, uint64, float64, bool, []byte, string, time.Time:
+		return v
+	case int8:
+		return int64(v)
+	case int16:
+		return int64(v)
+	case int32:
+		return int64(v)
+	case int:
+		return int64(v)
+	case uint8:
+		return uint64(v)
+	case uint16:
+		return uint64(v)
+	case uint32:
+		return uint64(v)
+	case uint:
+		return uint64(v)
+	case float32:
+		return float64(v)
+	}
+	return fmt.Sprint(v)
 }

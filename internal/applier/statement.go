@@ -18,6 +18,7 @@ import (
 
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/mysqlerr"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
 	"github.com/paraply/paraply/internal/stage"
@@ -166,7 +167,7 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *stage.
 		next = upTo
 		mismatch, err := w.runBatchAs(ctx, conn, b, work, false)
 		if err != nil {
-			if classify(err) != fatal {
+			if retryable(err) {
 				return err
 			}
 			return &stage.ConflictError{GTID: t.GTID, What: describe(err), Err: err}
@@ -262,7 +263,7 @@ func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *stag
 	if err == nil {
 		return nil
 	}
-	if classify(err) != fatal || len(stmts) == 0 {
+	if retryable(err) || len(stmts) == 0 {
 		return err
 	}
 	var k int
@@ -272,15 +273,15 @@ func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *stag
 	ref := stmts[k]
 	t, st := work.Txns[ref.txn], ref.st
 	switch {
-	case st.ErrorCode != 0 && k == len(stmts)-1 && equalReplErrors(st.ErrorCode, errorNumber(err)):
+	case st.ErrorCode != 0 && k == len(stmts)-1 && equalReplErrors(st.ErrorCode, mysqlerr.Number(err)):
 		// It failed part way on the source too, and did as much.
-	case errorNumber(err) == erBadTable && st.ErrorCode == 0 && k == len(stmts)-1 && schema.TemporaryTables(st.Schema, st.Query).Temporary:
+	case mysqlerr.Number(err) == erBadTable && st.ErrorCode == 0 && k == len(stmts)-1 && schema.TemporaryTables(st.Schema, st.Query).Temporary:
 		// A temporary table this session never had (lost at a restart,
 		// or the source connection's end dropping what it may hold): a
 		// replica steps over it too.
 	case st.ErrorCode != 0:
 		return &stage.ConflictError{GTID: t.GTID, What: fmt.Sprintf("the statement met error %d on the source and %s on the target: %s",
-			st.ErrorCode, describeError(errorNumber(err)), abbreviate(binlog.RedactSecrets(st.Query))), Err: redacted{err}}
+			st.ErrorCode, describeError(mysqlerr.Number(err)), abbreviate(binlog.RedactSecrets(st.Query))), Err: redacted{err}}
 	default:
 		return &stage.ConflictError{GTID: t.GTID, What: "statement failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
 	}
@@ -304,15 +305,15 @@ func (w *worker) loadData(ctx context.Context, conn *sql.Conn, t *stage.Txn, st 
 		b.WriteString(";\n" + inline(q, args))
 	}
 	if _, err := conn.ExecContext(ctx, b.String()); err != nil {
-		if classify(err) != fatal {
+		if retryable(err) {
 			return err
 		}
 		return &stage.ConflictError{GTID: t.GTID, What: "cannot give the target session the source session's settings for LOAD DATA", Err: err}
 	}
 	err := w.execStatement(ctx, conn, st)
 	switch {
-	case st.ErrorCode != 0 && equalReplErrors(st.ErrorCode, errorNumber(err)):
-	case err != nil && classify(err) != fatal:
+	case st.ErrorCode != 0 && equalReplErrors(st.ErrorCode, mysqlerr.Number(err)):
+	case err != nil && retryable(err):
 		return err
 	case err != nil:
 		return &stage.ConflictError{GTID: t.GTID, What: "statement failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
@@ -492,7 +493,7 @@ func (w *worker) replayRows(ctx context.Context, conn *sql.Conn, work *stage.Wor
 			return &stage.ConflictError{GTID: t.GTID, What: describe(errPacketTooLarge), Err: fmt.Errorf("%w: %d bytes, max_allowed_packet %d", errPacketTooLarge, n, w.maxPacket)}
 		}
 		if _, err := execMulti(ctx, conn, p.SQL, p.Args); err != nil {
-			if classify(err) != fatal {
+			if retryable(err) {
 				return err
 			}
 			return w.replayConflict(ctx, work, p, err)
