@@ -88,8 +88,9 @@ func TestWorkPastItsTurn(t *testing.T) {
 	}
 
 	obs := &turnObserver{turn: map[uint64]time.Duration{}}
+	seq := stage.NewSequencer(0)
 	pool := NewPool(Config{Workers: 2, PreserveOrder: true, MaxBackoff: 10 * time.Millisecond, Observer: obs,
-		Logger: slog.New(slog.DiscardHandler)}, db, store, stage.NewSequencer(0))
+		Logger: slog.New(slog.DiscardHandler)}, db, store, seq)
 	in := WorkChannels(2)
 	done := make(chan *stage.Work, 2)
 	runCtx, cancel := context.WithCancel(ctx)
@@ -131,7 +132,8 @@ func TestWorkPastItsTurn(t *testing.T) {
 	}
 	for range 2 {
 		select {
-		case <-done:
+		case w := <-done:
+			w.Committed(seq) // as the coordinator records it
 		case err := <-ran:
 			t.Fatalf("pool stopped: %v", err)
 		case <-time.After(30 * time.Second):

@@ -95,11 +95,7 @@ func (w *worker) runAndCommit(ctx context.Context, conn *sql.Conn, work *stage.W
 	if err != nil {
 		return err
 	}
-	if err := w.commit(ctx, work, turnFirst, tm); err != nil {
-		return err
-	}
-	work.Committed(w.p.seq)
-	return nil
+	return w.commit(ctx, work, turnFirst, tm)
 }
 
 // waitTurn waits until every transaction before work has committed, and

@@ -58,11 +58,7 @@ func (w *worker) ddl(ctx context.Context, conn *sql.Conn, work *stage.Work) erro
 	}
 	// The DDL ran: record it, waiting out a target restart rather than
 	// running it again.
-	if err := w.retrying(ctx, func() error { return w.p.store.EndDDL(ctx, t.GTID, markers...) }); err != nil {
-		return err
-	}
-	work.Committed(w.p.seq)
-	return nil
+	return w.retrying(ctx, func() error { return w.p.store.EndDDL(ctx, t.GTID, markers...) })
 }
 
 // ddlStatement runs DDL statement st of t, recorded under marker, unless

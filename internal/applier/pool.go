@@ -107,7 +107,8 @@ func NewPool(cfg Config, db *sql.DB, store *checkpoint.Store, seq *stage.Sequenc
 // a worker fails. Worker i takes its work from in[i] (one channel per
 // worker, so that the coordinator chooses who applies: a worker that just
 // committed has its session and buffers warm) and sends it to done once
-// committed, with Work.Worker set.
+// committed, with Work.Worker set. done is the only report of a commit:
+// the coordinator records it in the Sequencer when it receives the work.
 func (p *Pool) Run(ctx context.Context, in []chan *stage.Work, done chan<- *stage.Work) error {
 	if len(in) == 0 {
 		return errors.New("applier: no work channels")

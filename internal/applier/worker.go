@@ -37,7 +37,8 @@ type worker struct {
 	names string
 }
 
-// run applies each work from in and sends it to done once committed.
+// run applies each work from in and sends it to done once committed: its
+// only report of the commit (see Pool.Run).
 func (w *worker) run(ctx context.Context, in <-chan *stage.Work, done chan<- *stage.Work) error {
 	defer w.closeConn()
 	for {
