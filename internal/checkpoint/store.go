@@ -7,9 +7,8 @@
 // transaction it applies, with the others it applies (target batching) in a
 // list beside it. A GTID is in that table exactly when its changes are on
 // the target. One row per target transaction rather than one per source
-// transaction cut the target's CPU per source transaction by 22% (sysbench
-// write_only) to 32% (hot rows) on a non-durable target, with batches of up
-// to 64: inserting and compacting the rows had been a quarter of it. A
+// transaction keeps the bookkeeping a small part of the target's work
+// (docs/benchmark.md, "The measurements behind the defaults"). A
 // single row in paraply.progress (whose id says which command keeps it, see
 // Origin) holds a low-water mark: the source position below which everything
 // is applied, written now and then by the coordinator (never by workers, so
@@ -356,9 +355,8 @@ var compactSQL = deleteAppliedSQL(compactGTIDs)
 // the key. A DELETE with an IN list may be run as a scan, which waits on
 // the rows that workers inserted and have not committed yet
 // (TestSaveProgressDoesNotWaitForWorkers); one DELETE statement per GTID,
-// which this replaces, cost the target about 16 µs of CPU per GTID against
-// 6-7 µs now, and on a non-durable target that was 40% of its CPU per
-// transaction on single-row workloads.
+// which this replaces, cost the target more than twice the CPU per GTID
+// (docs/benchmark.md, "The measurements behind the defaults").
 func deleteAppliedSQL(n int) string {
 	var b strings.Builder
 	// An ascii value, as the column: a join on values of another

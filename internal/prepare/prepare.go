@@ -8,7 +8,9 @@ package prepare
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -51,13 +53,16 @@ type Preparer struct {
 	Logger *slog.Logger
 	// ReadPart reads a piece of a large transaction from the relay log.
 	ReadPart func(relaylog.PartRef) ([]binlog.Event, error)
-	// StopAfter, if set, is the last position to apply (--until-gtid): the
-	// first transaction beyond it in its domain is not passed on, nor is
-	// anything after it, and Stopped is told the source position after
-	// the last one passed on ("" when none was), where the pipeline is to
-	// stop; its error ends Run. Flavor says how to read StopAfter.
-	StopAfter mysql.GTIDSet
-	Stopped   func(resume string) error
+	// Until, if set, ends the run (Run closes its output and returns
+	// nil) once a transaction passed on brings the source position to
+	// cover it: --until-caught-up, --until-gtid, a hand-over's gap fill.
+	// With UntilGTID (--until-gtid), the first transaction beyond Until in
+	// its domain ends the run too, before it: it is not passed on, nor is
+	// anything after it. Start is the position the run starts from (the
+	// checkpoint's), and Flavor says how to read positions.
+	Until     mysql.GTIDSet
+	UntilGTID bool
+	Start     string
 	Flavor    binlog.Flavor
 	// Delay holds each transaction until its source commit time plus
 	// Delay (--delay, as MASTER_DELAY).
@@ -174,7 +179,11 @@ type tableKey struct {
 	columns uint64
 }
 
-// Run reads from src and sends to out until ctx is done or an error.
+// Run reads from src and sends to out until the end of the run, ctx is
+// done or an error. The end of a run flows downstream with the data: at
+// the end of src (io.EOF: binlog files, all read) or at Until, Run closes
+// out and returns nil, and the coordinator, its input closed, finishes
+// what it holds. On ctx or an error, out stays open.
 func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *stage.Prepared) error {
 	if p.Logger == nil {
 		p.Logger = slog.New(slog.DiscardHandler)
@@ -187,29 +196,25 @@ func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *stage.P
 	p.temps = newTemporaries(p.LostTemporary)
 	p.tables = map[tableKey]*sqlgen.Table{}
 	p.prepared = map[string]*stage.Txn{}
-	passed := "" // the source position after the last transaction passed on
+	passed := p.Start // the source position after the last transaction passed on
 	for {
 		e, err := src.Next(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
+		switch {
+		case errors.Is(err, io.EOF):
+			close(out)
+			return nil
+		case err != nil && ctx.Err() != nil:
+			return nil
+		case err != nil:
 			return err
 		}
 		pr, err := p.prepare(e)
 		if err != nil {
 			return err
 		}
-		if p.beyond(pr) {
-			// Everything before it goes on and is applied; the pipeline
-			// then stops where Stopped says.
-			p.Logger.Info("stopping before a transaction beyond --until-gtid", "gtid", pr.Txn.GTID, "at", passed)
-			if p.Stopped != nil {
-				if err := p.Stopped(passed); err != nil {
-					return err
-				}
-			}
-			<-ctx.Done()
+		if p.UntilGTID && p.beyond(pr) {
+			p.stopBefore(pr, passed)
+			close(out)
 			return nil
 		}
 		if !p.hold(ctx, pr) {
@@ -221,6 +226,23 @@ func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *stage.P
 		case <-ctx.Done():
 			return nil
 		}
+		if p.Until != nil && binlog.Covers(p.Flavor, passed, p.Until) {
+			close(out)
+			return nil
+		}
+	}
+}
+
+// stopBefore says where --until-gtid stops, before pr: after the last
+// transaction passed on. That is Until itself, unless the source
+// interleaves several domains and one went past its position before
+// another reached its own: MariaDB's replica would go on in the others;
+// paraply stops (it commits in one order) and says so.
+func (p *Preparer) stopBefore(pr *stage.Prepared, passed string) {
+	p.Logger.Info("stopping before a transaction beyond --until-gtid", "gtid", pr.Txn.GTID, "at", passed)
+	if !binlog.Covers(p.Flavor, passed, p.Until) {
+		p.Logger.Warn("--until-gtid: stopping before a transaction beyond the position in its domain, before another domain reached its own",
+			"until", p.Until.String(), "stopped_at", passed)
 	}
 }
 
@@ -366,17 +388,13 @@ func (p *Preparer) pieces(e *relaylog.Entry) func(i int) (*binlog.RawTxn, error)
 	}
 }
 
-// beyond reports whether pr comes after StopAfter.
+// beyond reports whether pr comes after Until in its domain.
 func (p *Preparer) beyond(pr *stage.Prepared) bool {
-	if p.StopAfter == nil || pr.Txn.GTID == "" {
+	if p.Until == nil || pr.Txn.GTID == "" {
 		return false
 	}
-	flavor := mysql.MariaDBFlavor
-	if p.Flavor == binlog.FlavorMySQL {
-		flavor = mysql.MySQLFlavor
-	}
-	one, err := mysql.ParseGTIDSet(flavor, pr.Txn.GTID)
-	return err == nil && !p.StopAfter.Contain(one)
+	one, err := binlog.ParseGTIDSet(p.Flavor, pr.Txn.GTID)
+	return err == nil && !p.Until.Contain(one)
 }
 
 // hold waits until pr's source commit time plus Delay has passed (false

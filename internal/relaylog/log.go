@@ -3,6 +3,7 @@ package relaylog
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -38,6 +39,9 @@ type Log struct {
 	gtid   binlog.GTID
 	resume string
 	closed bool
+	// sealed says nothing more is appended in this run (Seal): a reader
+	// past the last transaction gets io.EOF instead of waiting.
+	sealed bool
 	// purgeUpTo is the highest index Purge was given: segments whose
 	// transactions are all at or below it are deleted as soon as they are
 	// sealed, without waiting for another Purge.
@@ -303,6 +307,18 @@ func (l *Log) wakeLocked() {
 	}
 }
 
+// Seal says that this run appends nothing more (a producer whose input
+// ended: binlog files, all appended). Readers that reach the end of the
+// log then return io.EOF: the end of a run flows down the pipeline with
+// the data. The seal is not recorded on disk: a log opened again can be
+// appended to.
+func (l *Log) Seal() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sealed = true
+	l.wakeLocked()
+}
+
 // waitLocked returns a channel closed at the next change. l.mu is held.
 func (l *Log) waitLocked() <-chan struct{} {
 	if l.wake == nil {
@@ -322,6 +338,8 @@ func (l *Log) locate(idx uint64) (seg segment, ok bool, wait <-chan struct{}, er
 		return segment{}, false, nil, ErrClosed
 	case idx < l.segs[0].first:
 		return segment{}, false, nil, fmt.Errorf("relaylog: index %d: %w (the oldest is %d)", idx, ErrPurged, l.segs[0].first)
+	case idx > l.last && l.sealed:
+		return segment{}, false, nil, io.EOF
 	case idx > l.last:
 		return segment{}, false, l.waitLocked(), nil
 	}

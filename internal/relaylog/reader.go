@@ -55,7 +55,8 @@ func (l *Log) NewReader(from uint64) *Reader {
 
 // Next returns the next entry. At the end of the log it waits until another
 // transaction is appended, ctx is done (ctx.Err() is returned) or the log
-// is closed (ErrClosed). A damaged record is a *CorruptError (ErrCorrupt);
+// is closed (ErrClosed); at the end of a sealed log (Log.Seal) it returns
+// io.EOF. A damaged record is a *CorruptError (ErrCorrupt);
 // it, like ErrPurged, is returned again by every later call.
 func (r *Reader) Next(ctx context.Context) (*Entry, error) {
 	if r.err != nil {

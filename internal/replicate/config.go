@@ -57,15 +57,10 @@ type Config struct {
 	Delay time.Duration
 	// BatchTxns bounds the source transactions per target transaction
 	// (1 with PreserveGTIDs). With a backlog, batches fill to it; with a
-	// trickle each transaction goes alone (see scheduler.Config). 256
-	// rather than 64 applied the benchmark's backlogs (40,000 sysbench
-	// transactions from one client, 8 x 100k rows, --workers auto,
-	// medians of 2 or 3 rounds in one run each) 1.3-2.0x as fast on a
-	// durable target (write_only 14,129 against 10,843 tps, hot rows
-	// 39,293 against 23,753, update_index 42,061 against 26,525) and
-	// 1.2-1.5x on a non-durable one (18,182 against 15,285, 53,262
-	// against 35,336, 44,248 against 29,828): fewer commits, checkpoint
-	// rows and round trips, fuller compaction.
+	// trickle each transaction goes alone (see scheduler.Config). Larger
+	// batches mean fewer commits, checkpoint rows and round trips, and
+	// fuller compaction; docs/benchmark.md ("The measurements behind the
+	// defaults") has what 256 gained over 64.
 	BatchTxns int
 	// PreserveGTIDs commits each source transaction on the target under
 	// its own source GTID, as a native replica with log_slave_updates
@@ -173,6 +168,15 @@ func (c Config) Validate() error {
 }
 
 // Auto reports --workers auto.
+// logger is Logger, or one that discards.
+func (c Config) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}
+
+// Auto says the worker count is found at run time (--workers auto).
 func (c Config) Auto() bool { return c.Workers == 0 }
 
 // Pool is the number of worker sessions.

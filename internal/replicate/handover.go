@@ -18,13 +18,13 @@ import (
 // ones from cfg.Source (in order, up to the last one applied), or says
 // which are missing when cfg has no source.
 func Handover(ctx context.Context, cfg Config) (string, error) {
-	r := New(cfg)
+	log := cfg.logger()
 	tgt, err := cfg.Target.WithTLS(cfg.TargetTLS).Open(nil)
 	if err != nil {
 		return "", err
 	}
 	defer tgt.Close()
-	at, err := r.appliedPosition(ctx, tgt)
+	at, err := appliedPosition(ctx, cfg, tgt)
 	if err != nil {
 		return "", err
 	}
@@ -33,13 +33,13 @@ func Handover(ctx context.Context, cfg Config) (string, error) {
 			return "", fmt.Errorf("paraply committed out of order and stopped with transactions applied after %s, which is not: "+
 				"give --source so that handover applies the missing ones first", strings.Join(missing, ", "))
 		}
-		r.log.Info("applying the transactions missing before those applied out of order", "missing", missing, "until", at.Last)
+		log.Info("applying the transactions missing before those applied out of order", "missing", missing, "until", at.Last)
 		fill := cfg
 		fill.fillTo, fill.UntilGTID, fill.UntilCaughtUp, fill.PreserveOrder = at.Last, "", false, true
 		if err := Run(ctx, fill); err != nil {
 			return "", fmt.Errorf("applying the missing transactions: %w", err)
 		}
-		if at, err = r.appliedPosition(ctx, tgt); err != nil {
+		if at, err = appliedPosition(ctx, cfg, tgt); err != nil {
 			return "", err
 		}
 		if len(at.Missing) > 0 {
@@ -55,16 +55,16 @@ func Handover(ctx context.Context, cfg Config) (string, error) {
 	if err := handover.SetSlavePos(ctx, tgt, pos); err != nil {
 		return "", fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
-	r.log.Info("the target's gtid_slave_pos is what paraply applied", "gtid_slave_pos", pos)
+	log.Info("the target's gtid_slave_pos is what paraply applied", "gtid_slave_pos", pos)
 	return pos, nil
 }
 
 // appliedPosition reads what paraply applied on the target, under the
 // target's lock (see handover.Position).
-func (r *Replica) appliedPosition(ctx context.Context, tgt *sql.DB) (handover.Applied, error) {
+func appliedPosition(ctx context.Context, cfg Config, tgt *sql.DB) (handover.Applied, error) {
 	lock, err := checkpoint.Lock(ctx, tgt)
 	if err != nil {
-		return handover.Applied{}, fmt.Errorf("target %s: %w", r.cfg.Target, err)
+		return handover.Applied{}, fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
 	defer lock.Release()
 	native, err := handover.ReadNative(ctx, tgt)
@@ -74,9 +74,9 @@ func (r *Replica) appliedPosition(ctx context.Context, tgt *sql.DB) (handover.Ap
 	if len(native.Running) > 0 {
 		return handover.Applied{}, fmt.Errorf("%w: connection %q", handover.ErrNativeRunning, native.Running[0])
 	}
-	state, _, err := r.loadCheckpoint(ctx, checkpoint.NewStoreFor(tgt, checkpoint.Replicate))
+	state, _, err := loadCheckpoint(ctx, checkpoint.NewStoreFor(tgt, checkpoint.Replicate), cfg.logger())
 	if err != nil {
-		return handover.Applied{}, err
+		return handover.Applied{}, fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
 	return handover.Position(state.Position, state.Applied)
 }

@@ -1,7 +1,6 @@
 package replicate
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -9,10 +8,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/paraply/paraply/internal/applier"
@@ -23,13 +20,9 @@ import (
 	"github.com/paraply/paraply/internal/prepare"
 	"github.com/paraply/paraply/internal/relaylog"
 	"github.com/paraply/paraply/internal/scheduler"
-	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/source"
 	"github.com/paraply/paraply/internal/stage"
 )
-
-// errCaughtUp ends Run successfully in UntilCaughtUp mode.
-var errCaughtUp = errors.New("caught up")
 
 // Replica is a replication pipeline.
 type Replica struct {
@@ -48,25 +41,12 @@ type Replica struct {
 	saved    scheduler.Progress
 	savedAt  time.Time
 	started  time.Time
-	// until is where the pipeline stops once the checkpoint reaches it
-	// (nil: never): the source's position at start with UntilCaughtUp,
-	// the end of the relay log once a producer's input has ended.
-	until mysql.GTIDSet
-	// stops says until is set, so that reachedUntil, which the
-	// coordinator calls after commits, takes mu only in a run that stops.
-	// With mu taken after every commit of a replica keeping up, the lag it
-	// reported fell behind a heartbeat's by 160-530 ms in 2 of 3 runs of
-	// TestKeepingUpAndLag (0 of 3 without, and 0 of 3 with this).
-	stops atomic.Bool
 }
 
 // New returns a pipeline for cfg; Run starts it.
 func New(cfg Config) *Replica {
-	r := &Replica{cfg: cfg, log: cfg.Logger, lag: lag.NewTracker(cfg.heartbeatInterval())}
+	r := &Replica{cfg: cfg, log: cfg.logger(), lag: lag.NewTracker(cfg.heartbeatInterval())}
 	r.feed = network{r}
-	if r.log == nil {
-		r.log = slog.New(slog.DiscardHandler)
-	}
 	return r
 }
 
@@ -133,204 +113,142 @@ func (r *Replica) untilReachable(ctx context.Context, role, addr string, fn func
 }
 
 // run is one pass of the pipeline, from opening the connections to the
-// first error.
+// end of the run or the first error: the start (begin), then the stages
+// wired together (pipe).
 func (r *Replica) run(ctx context.Context) error {
-	info, err := r.feed.inspect(ctx)
-	if err != nil {
+	st, err := r.begin(ctx)
+	if st != nil {
+		defer st.close()
+	}
+	if err != nil || st.caughtUp {
 		return err
 	}
-	r.mu.Lock()
-	r.info, r.started = info, time.Now()
-	r.mu.Unlock()
-	tgtDB, err := r.cfg.Target.WithTLS(r.cfg.TargetTLS).Open(applier.ConfigureSession)
-	if err != nil {
-		return err
-	}
-	defer tgtDB.Close()
-	// The workers' sessions, those of source connections that hold
-	// temporary tables, and a few for the checkpoint, the lock and checks.
-	tgtDB.SetMaxOpenConns(r.cfg.Pool() + applier.MaxThreadSessions + 4)
-	tgtDB.SetMaxIdleConns(r.cfg.Pool() + 4)
-	var cat *schema.Catalog
-	if err := r.untilReachable(ctx, "target", r.cfg.Target.String(), func() (err error) {
-		cat, err = r.feed.catalog(ctx, tgtDB)
-		return err
-	}); err != nil {
-		return err
-	}
-	if r.info.Flavor == binlog.FlavorMySQL {
-		cat.SetFlavor(schema.MySQL)
-	}
-	path, err := r.applyPath(ctx, tgtDB)
-	if err != nil {
-		return err
-	}
-	sameFlavor, err := r.sameFlavor(ctx, tgtDB)
-	if err != nil {
-		return err
-	}
-	if r.cfg.PreserveGTIDs {
-		if err := checkPreserveGTIDs(ctx, tgtDB, r.info.Flavor); err != nil {
-			return fmt.Errorf("--preserve-gtids: target %s: %w", r.cfg.Target, err)
-		}
-	}
-	if err := r.checkPrivileges(ctx, tgtDB, cat); err != nil {
-		return err
-	}
-	lock, err := checkpoint.Lock(ctx, tgtDB)
-	if err != nil {
-		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
-	}
-	defer lock.Release()
-	store := checkpoint.NewStoreFor(tgtDB, r.feed.origin())
-	state, rerun, err := r.loadCheckpoint(ctx, store)
-	if err != nil {
-		return err
-	}
-	if r.watchesNative(sameFlavor) {
-		if err := r.fromNative(ctx, tgtDB, state, store); err != nil {
-			return fmt.Errorf("target %s: %w", r.cfg.Target, err)
-		}
-	}
-	if err := r.checkStart(ctx, tgtDB, state); err != nil {
-		return err
-	}
-	// Read with the rest of the start, before "replicating": a target
-	// lost after that is ridden out, not an error.
-	lost, err := lostTemporary(ctx, store)
-	if err != nil {
-		return err
-	}
-	relay, prefix, start, err := r.openRelay(ctx, state, store)
-	if err != nil {
-		return err
-	}
-	defer relay.Close()
-	r.log.Info("replicating", "source", r.feed, "flavor", r.info.Flavor, "target", r.cfg.Target,
-		"dependency", r.cfg.Mode, "workers", r.cfg.Pool(), "auto_workers", r.cfg.Auto(), "apply", path, "from", start, "relay_index", prefix)
+	return r.pipe(ctx, st)
+}
 
-	var until, stopAfter mysql.GTIDSet
-	switch {
-	case r.cfg.UntilGTID != "":
-		if until, err = mysql.ParseGTIDSet(flavor(r.info.Flavor), r.cfg.UntilGTID); err != nil {
-			return fmt.Errorf("--until-gtid %q: %w", r.cfg.UntilGTID, err)
-		}
-		stopAfter = until
-	case r.cfg.fillTo != "":
-		if until, err = mysql.ParseGTIDSet(flavor(r.info.Flavor), r.cfg.fillTo); err != nil {
-			return err
-		}
-	case r.cfg.UntilCaughtUp:
-		if until, err = mysql.ParseGTIDSet(flavor(r.info.Flavor), r.info.Position); err != nil {
-			return err
-		}
-	}
-	// Caught up at start: with --until-gtid once the checkpoint holds it
-	// (what the relay log holds beyond it waits for the next run); else
-	// once everything the relay log holds is applied and receiving would
-	// start at or past until (no checkpoint yet, and a source with
-	// nothing new, included: no progress would ever be saved to say so).
-	applied := prefix >= lastIndex(relay)
-	if until != nil && (stopAfter != nil && caughtUp(r.info.Flavor, state.Position, until) ||
-		applied && (caughtUp(r.info.Flavor, state.Position, until) || caughtUp(r.info.Flavor, start, until))) {
-		pos := cmp.Or(state.Position, start, "(no transaction yet)")
-		r.log.Info("already caught up", "position", pos)
-		return nil
-	}
-	r.mu.Lock()
-	r.until = until
-	r.stops.Store(until != nil)
-	// What the target has at start is saved already: a stop before
-	// anything new is applied (--until-gtid passing nothing) compares
-	// with it, as no save would come to say so.
-	r.saved = scheduler.Progress{RelayIndex: prefix, Position: state.Position, Reached: state.Position}
-	r.mu.Unlock()
-	receiver, err := r.feed.producer(r.info, relay)
+// pipe builds the stages over what begin opened and runs them. The end of
+// a run flows downstream with the data: the producer seals the relay log
+// when its input ends (binlog files), the preparer closes its output at
+// the end of the relay log or at the position to stop at, and the
+// coordinator, once everything admitted has committed, saves the
+// checkpoint and returns nil; that ends what runs beside the stages (the
+// producer, the probes, the lock's and the native replica's watches).
+func (r *Replica) pipe(ctx context.Context, st *begun) error {
+	receiver, err := r.feed.producer(r.info, st.relay)
 	if err != nil {
 		return err
 	}
+	seq := stage.NewSequencer(st.prefix)
+	prep := r.preparer(st)
 	r.mu.Lock()
-	r.receiver, r.relay = receiver, relay
+	r.receiver, r.relay, r.prep, r.seq = receiver, st.relay, prep, seq
 	r.mu.Unlock()
-	seq := stage.NewSequencer(prefix)
-	prep := &prepare.Preparer{Catalog: cat, LostTemporary: lost, Mode: r.cfg.Mode, History: r.cfg.History, SQLOnly: path == applier.SQLPath, SourceSession: sameFlavor, Applied: state.Applied, Rerun: rerun,
-		Logger: r.log.With("component", "preparer"), ReadPart: relay.ReadPart, StopAfter: stopAfter, Stopped: r.untilStopped(state.Position, until), Flavor: r.info.Flavor, Delay: r.cfg.Delay, ClockOffset: r.lag.ClockOffset,
-		Filter: r.newFilter()}
-	r.mu.Lock()
-	r.prep, r.seq = prep, seq
-	r.mu.Unlock()
-	pool := applier.NewPool(applier.Config{Workers: r.cfg.Pool(), Path: path, SourceSession: sameFlavor, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
-		PreserveGTIDs: r.cfg.PreserveGTIDs, Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, tgtDB, store, seq)
+	pool := applier.NewPool(applier.Config{Workers: r.cfg.Pool(), Path: st.path, SourceSession: st.sameFlavor, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
+		PreserveGTIDs: r.cfg.PreserveGTIDs, Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, st.tgt, st.store, seq)
 	coord := scheduler.NewCoordinator(scheduler.Config{
-		Start: state.Position, Window: r.cfg.Window, BatchTxns: r.cfg.batchTxns(), BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Pool(), Adaptive: r.cfg.Auto(), PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
-		SaveAt: r.reachedUntil,
+		Start: st.state.Position, Window: r.cfg.Window, BatchTxns: r.cfg.batchTxns(), BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Pool(), Adaptive: r.cfg.Auto(),
+		PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
 	}, seq)
+	sv := newSaver(r.saveProgress(st))
 
 	g, gctx := errgroup.WithContext(ctx)
+	// beside runs what serves the stages until the run ends; its end is
+	// no error.
+	besideCtx, end := context.WithCancel(gctx)
+	defer end()
+	beside := func(fn func(context.Context) error) {
+		g.Go(func() error {
+			if err := fn(besideCtx); besideCtx.Err() == nil {
+				return err
+			}
+			return nil
+		})
+	}
 	prepared := make(chan *stage.Prepared, 256)
 	work := applier.WorkChannels(r.cfg.Pool())
 	done := make(chan *stage.Work, r.cfg.Pool())
-	reader := relay.NewReader(prefix + 1)
+	reader := st.relay.NewReader(st.prefix + 1)
 	defer reader.Close()
-	g.Go(func() error {
-		if err := receiver.Run(gctx, start); err != nil || gctx.Err() != nil {
-			return err
-		}
-		return r.stopAtEnd(relay)
-	})
+	beside(func(ctx context.Context) error { return produce(ctx, receiver, st.relay, st.start) })
+	beside(func(ctx context.Context) error { r.feed.probe(ctx); return nil })
+	beside(func(ctx context.Context) error { return st.lock.Keep(ctx, lockCheckEvery, r.log) })
+	if r.watchesNative(st.sameFlavor) {
+		beside(func(ctx context.Context) error { return r.watchNative(ctx, st.tgt) })
+	}
 	g.Go(func() error { return prep.Run(gctx, reader, prepared) })
 	g.Go(func() error { return pool.Run(gctx, work, done) })
-	g.Go(func() error { r.feed.probe(gctx); return nil })
-	g.Go(func() error { return lock.Keep(gctx, lockCheckEvery, r.log) })
-	if r.watchesNative(sameFlavor) {
-		g.Go(func() error { return r.watchNative(gctx, tgtDB) })
+	g.Go(func() error { return sv.run(gctx) })
+	g.Go(func() error {
+		defer sv.close()
+		err := coord.Run(gctx, prepared, work, done, sv.save, r.observe)
+		if err == nil && gctx.Err() == nil {
+			end()
+		}
+		return err
+	})
+	if err := g.Wait(); err != nil || ctx.Err() != nil {
+		return err
 	}
-	sv := newSaver(func(wctx context.Context, p scheduler.Progress) error {
-		if err := store.SaveProgress(wctx, p.Position, p.RelayIndex, p.Covered); err != nil {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log.Info("caught up: the target has everything up to the position", "position", r.saved.Reached)
+	return nil
+}
+
+// produce runs the producer; when its input ends (binlog files, all
+// appended), it seals the relay log, so that the preparer reads to its
+// end and stops there.
+func produce(ctx context.Context, p producer, relay *relaylog.Log, start string) error {
+	if err := p.Run(ctx, start); err != nil || ctx.Err() != nil {
+		return err
+	}
+	relay.Seal()
+	return nil
+}
+
+// preparer is the preparer stage for what begin opened.
+func (r *Replica) preparer(st *begun) *prepare.Preparer {
+	return &prepare.Preparer{Catalog: st.catalog, LostTemporary: st.lost, Mode: r.cfg.Mode, History: r.cfg.History, SQLOnly: st.path == applier.SQLPath,
+		SourceSession: st.sameFlavor, Applied: st.state.Applied, Rerun: st.rerun, Logger: r.log.With("component", "preparer"), ReadPart: st.relay.ReadPart,
+		Until: st.until, UntilGTID: r.cfg.UntilGTID != "", Start: st.state.Position, Flavor: r.info.Flavor, Delay: r.cfg.Delay, ClockOffset: r.lag.ClockOffset,
+		Filter: r.newFilter()}
+}
+
+// saveProgress writes each low-water mark the coordinator reaches: the
+// checkpoint on the target, then the relay log's purge, then the status.
+func (r *Replica) saveProgress(st *begun) func(context.Context, scheduler.Progress) error {
+	return func(ctx context.Context, p scheduler.Progress) error {
+		if err := st.store.SaveProgress(ctx, p.Position, p.RelayIndex, p.Covered); err != nil {
 			return fmt.Errorf("saving the checkpoint on the target: %w", err)
 		}
-		if err := relay.Purge(p.RelayIndex); err != nil {
+		if err := st.relay.Purge(p.RelayIndex); err != nil {
 			return err
 		}
 		p.Covered = nil
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.saved, r.savedAt = p, time.Now()
-		if r.until != nil && caughtUp(r.info.Flavor, p.Reached, r.until) {
-			return errCaughtUp
-		}
-		return nil
-	})
-	g.Go(func() error { return sv.run(gctx) })
-	g.Go(func() error {
-		defer sv.close()
-		observe := func(s scheduler.Stats) {
-			r.mu.Lock()
-			r.stats = s
-			r.mu.Unlock()
-		}
-		return coord.Run(gctx, prepared, work, done, sv.save, observe)
-	})
-	err = g.Wait()
-	if errors.Is(err, errCaughtUp) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.log.Info("caught up: the target has everything up to the position", "position", r.until)
 		return nil
 	}
-	return err
+}
+
+// observe publishes the coordinator's statistics to Status.
+func (r *Replica) observe(s scheduler.Stats) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stats = s
 }
 
 // loadCheckpoint reads the target's checkpoint, and settles a DDL that was
 // running at the last stop: recorded as applied if it took effect, else
 // to run again (the returned set).
-func (r *Replica) loadCheckpoint(ctx context.Context, store *checkpoint.Store) (*checkpoint.State, map[string]bool, error) {
+func loadCheckpoint(ctx context.Context, store *checkpoint.Store, log *slog.Logger) (*checkpoint.State, map[string]bool, error) {
 	if err := store.Init(ctx); err != nil {
-		return nil, nil, fmt.Errorf("target %s: %w", r.cfg.Target, err)
+		return nil, nil, err
 	}
 	state, err := store.Load(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("target %s: %w", r.cfg.Target, err)
+		return nil, nil, err
 	}
 	rerun := map[string]bool{}
 	if p := state.PendingDDL; p != nil {
@@ -340,10 +258,10 @@ func (r *Replica) loadCheckpoint(ctx context.Context, store *checkpoint.Store) (
 		}
 		if out == checkpoint.DDLApplied {
 			state.Applied[p.GTID] = true
-			r.log.Info("a DDL running at the last stop had taken effect", "gtid", p.GTID)
+			log.Info("a DDL running at the last stop had taken effect", "gtid", p.GTID)
 		} else {
 			rerun[p.GTID] = true
-			r.log.Info("a DDL running at the last stop had not taken effect; it will run again", "gtid", p.GTID)
+			log.Info("a DDL running at the last stop had not taken effect; it will run again", "gtid", p.GTID)
 		}
 	}
 	return state, rerun, nil
@@ -378,54 +296,6 @@ func (r *Replica) fromNative(ctx context.Context, tgt *sql.DB, state *checkpoint
 		return err
 	}
 	state.Position, state.RelayIndex = pos, 0
-	return nil
-}
-
-// untilStopped is where --until-gtid stops: after the last transaction
-// the preparer passed on (applied is the checkpoint when it passed none).
-// That is until itself, unless the source interleaves several domains and
-// one went past its position before another reached its own: MariaDB's
-// replica would go on in the others; paraply stops (it commits in one
-// order) and says so.
-func (r *Replica) untilStopped(applied string, until mysql.GTIDSet) func(string) error {
-	return func(passed string) error {
-		if passed == "" {
-			passed = applied
-		}
-		if !caughtUp(r.info.Flavor, passed, until) {
-			r.log.Warn("--until-gtid: stopping before a transaction beyond the position in its domain, before another domain reached its own",
-				"until", until.String(), "stopped_at", passed)
-		}
-		return r.stopAt(passed)
-	}
-}
-
-// stopAtEnd is called when the producer's input has ended (binlog files,
-// all appended): the pipeline stops once the checkpoint covers the last
-// transaction in the relay log, at once if it holds none (its resume
-// position is then empty) or the saved checkpoint covers it already.
-// Setting until and checking the saved checkpoint under one lock, as the
-// saver checks until when it saves, means that one of the two sees the
-// other.
-func (r *Replica) stopAtEnd(relay *relaylog.Log) error {
-	end, _ := relay.Resume()
-	return r.stopAt(end)
-}
-
-// stopAt makes the pipeline stop once the target has everything up to
-// position end (errCaughtUp when it has already).
-func (r *Replica) stopAt(end string) error {
-	until, err := mysql.ParseGTIDSet(flavor(r.info.Flavor), end)
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.until = until
-	r.stops.Store(until != nil)
-	if caughtUp(r.info.Flavor, r.saved.Reached, until) {
-		return errCaughtUp
-	}
 	return nil
 }
 
@@ -526,35 +396,8 @@ func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store 
 // target's lock (checkpoint.TargetLock.Keep).
 const lockCheckEvery = 5 * time.Second
 
+// lastIndex is the relay log's newest index.
 func lastIndex(l *relaylog.Log) uint64 {
 	n, _ := l.Last()
 	return n
-}
-
-// reachedUntil reports whether position is where the run stops
-// (--until-caught-up, --until-gtid, the end of binlog files): the
-// coordinator saves it at once, and the save ends the run.
-func (r *Replica) reachedUntil(position string) bool {
-	if !r.stops.Load() {
-		return false
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.until != nil && caughtUp(r.info.Flavor, position, r.until)
-}
-
-// caughtUp reports whether position includes until.
-func caughtUp(f binlog.Flavor, position string, until mysql.GTIDSet) bool {
-	if until.IsEmpty() {
-		return true
-	}
-	p, err := mysql.ParseGTIDSet(flavor(f), position)
-	return err == nil && p.Contain(until)
-}
-
-func flavor(f binlog.Flavor) string {
-	if f == binlog.FlavorMySQL {
-		return mysql.MySQLFlavor
-	}
-	return mysql.MariaDBFlavor
 }

@@ -2,7 +2,6 @@ package replicate
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -57,18 +56,20 @@ func (s *saver) signal() {
 }
 
 // writeRetrying writes p, retrying while the target is unreachable (it
-// may be restarting). Once closing, it gives up quietly: the next start
-// finds the applied transactions in the checkpoint table anyway.
-func (s *saver) writeRetrying(ctx context.Context, p scheduler.Progress, closing bool) error {
+// may be restarting). Once ctx is done, it gives up quietly: the next
+// start finds the applied transactions in the checkpoint table anyway. At
+// the end of a run (closing, ctx not done) the last write is retried as
+// any other, so that the checkpoint says where the run ended.
+func (s *saver) writeRetrying(ctx context.Context, p scheduler.Progress) error {
 	backoff := 50 * time.Millisecond
 	for {
 		wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err := s.write(wctx, p)
 		cancel()
 		switch {
-		case err == nil, errors.Is(err, errCaughtUp):
-			return err
-		case closing || ctx.Err() != nil:
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
 			return nil
 		case !applier.Retryable(err):
 			return err
@@ -92,7 +93,7 @@ func (s *saver) run(ctx context.Context) error {
 		s.pending, s.has = scheduler.Progress{}, false
 		s.mu.Unlock()
 		if has {
-			if err := s.writeRetrying(ctx, p, closed); err != nil {
+			if err := s.writeRetrying(ctx, p); err != nil {
 				return err
 			}
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
-
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
 )
@@ -33,17 +31,17 @@ func Skip(ctx context.Context, cfg Config, gtids []string) (skipped, had []strin
 	}
 	defer lock.Release()
 	store := checkpoint.NewStoreFor(tgt, checkpoint.Replicate)
-	state, _, err := New(cfg).loadCheckpoint(ctx, store)
+	state, _, err := loadCheckpoint(ctx, store, cfg.logger())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
 	for _, g := range parsed {
 		s := g.String()
-		one, err := mysql.ParseGTIDSet(flavor(g.Flavor), s)
+		one, err := binlog.ParseGTIDSet(g.Flavor, s)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%q: %w", s, err)
 		}
-		if state.Applied[s] || state.Position != "" && caughtUp(g.Flavor, state.Position, one) {
+		if state.Applied[s] || state.Position != "" && binlog.Covers(g.Flavor, state.Position, one) {
 			had = append(had, s)
 			continue
 		}

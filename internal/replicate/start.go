@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
-
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/schema"
@@ -120,8 +118,8 @@ func userTables(ctx context.Context, tgt *sql.DB, include func(db, table string)
 // sameGTIDs reports whether two GTID positions of flavor f name the same
 // set of transactions.
 func sameGTIDs(f binlog.Flavor, a, b string) bool {
-	x, err1 := mysql.ParseGTIDSet(flavor(f), a)
-	y, err2 := mysql.ParseGTIDSet(flavor(f), b)
+	x, err1 := binlog.ParseGTIDSet(f, a)
+	y, err2 := binlog.ParseGTIDSet(f, b)
 	return err1 == nil && err2 == nil && x.Equal(y)
 }
 

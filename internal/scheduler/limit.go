@@ -73,22 +73,18 @@ const (
 	// source means a worker was free and every transaction admitted was
 	// handed out: the queue ran dry, so what the sample measured was, at
 	// least for a while, how fast the source writes. With a backlog there
-	// is no such wait: sysbench write_only, durable target, a 25 s backlog
-	// applied at 1,500-6,300 tps, 0.0% of every second. Keeping up it is
-	// a few percent at least, not a quarter, as it once had to be:
-	// at 300 and 700 tps, 2.6-84% of each second (at 700 tps mostly
-	// 5-25%: with batching and commit order the allowed workers are
-	// busy most of the time, committing or waiting for their turn, and
-	// a ready transaction often waits for one of them). Judged by a
-	// quarter, such a replica probed all the time (1 to 4 workers in 30
-	// s, while 5-50 ms behind), which the README says it does not do.
+	// is no such wait at all; keeping up, it is a few percent of a second
+	// at least, but not always a quarter: with batching and commit order
+	// the allowed workers are busy most of the time, and a threshold of a
+	// quarter made a replica keeping up probe all the time
+	// (docs/benchmark.md, "The measurements behind the defaults").
 	keepUpWait = 100
 	// backlogSamples is how many samples in a row (a second at the
 	// shortest interval) must have a backlog before a probe starts: a
 	// replica keeping up has moments when its queue does not run dry for
-	// a few hundred milliseconds (a slow commit on the target). With two
-	// samples, such a replica at 700 tps still probed once in 40 s; a
-	// second is also when status calls a replica behind.
+	// a few hundred milliseconds (a slow commit on the target), and two
+	// samples were too few for that; a second is also when status calls a
+	// replica behind.
 	backlogSamples = 4
 )
 

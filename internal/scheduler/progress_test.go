@@ -36,55 +36,46 @@ func TestProgressBelowAHeldPrepareKeepsTheStart(t *testing.T) {
 	}
 }
 
-// TestSaveAtSavesAtOnce: with a progress tick far away, the coordinator
-// saves as soon as everything admitted has committed at a position SaveAt
-// asks for (the end of a run that stops there), and not before.
-func TestSaveAtSavesAtOnce(t *testing.T) {
+// TestEndOfInputSavesAndReturns: with a progress tick far away, closing
+// the coordinator's input (the end of a run: the preparer reached its stop
+// position) makes it wait for everything admitted to commit, save once,
+// close the work channels and return nil, before the tick.
+func TestEndOfInputSavesAndReturns(t *testing.T) {
 	seq := stage.NewSequencer(0)
-	var asked []string
-	c := NewCoordinator(Config{Start: "0-1-0", ProgressEvery: time.Hour, BatchTxns: 1,
-		SaveAt: func(reached string) bool { asked = append(asked, reached); return reached == "0-1-5" }}, seq)
+	c := NewCoordinator(Config{Start: "0-1-0", ProgressEvery: time.Hour, BatchTxns: 1}, seq)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	in := make(chan *stage.Prepared)
 	work := []chan *stage.Work{make(chan *stage.Work)}
 	done := make(chan *stage.Work, 1)
-	go func() { // one worker that commits at once
-		for {
-			select {
-			case w := <-work[0]:
-				for _, tx := range w.Txns {
-					seq.Done(tx.Seq, tx.Seq)
-				}
-				done <- w
-			case <-ctx.Done():
-				return
-			}
+	workerEnded := make(chan struct{})
+	go func() { // one worker that commits at once, until its channel closes
+		defer close(workerEnded)
+		for w := range work[0] {
+			done <- w
 		}
 	}()
-	saves := make(chan Progress, 10)
+	var saves []Progress
 	errc := make(chan error, 1)
 	go func() {
-		errc <- c.Run(ctx, in, work, done, func(p Progress) error { saves <- p; return nil }, nil)
+		errc <- c.Run(ctx, in, work, done, func(p Progress) error { saves = append(saves, p); return nil }, nil)
 	}()
 	for i := uint64(1); i <= 5; i++ {
 		p := prepared(i, deptrack.Deps{})
 		p.Resume = "0-1-" + itoa(i)
 		in <- p
 	}
+	close(in)
 	select {
-	case p := <-saves:
-		if p.RelayIndex != 5 || p.Reached != "0-1-5" {
-			t.Errorf("saved %+v, want relay index 5 at 0-1-5", p)
+	case err := <-errc:
+		if err != nil {
+			t.Fatal(err)
 		}
 	case <-ctx.Done():
-		t.Fatal("nothing was saved before the progress tick")
+		t.Fatal("the coordinator did not return after its input closed")
 	}
-	cancel()
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
-	if len(asked) == 0 || asked[len(asked)-1] != "0-1-5" {
-		t.Errorf("SaveAt was asked about %v, last 0-1-5", asked)
+	<-workerEnded
+	if len(saves) != 1 || saves[0].RelayIndex != 5 || saves[0].Reached != "0-1-5" || seq.Prefix() != 5 {
+		t.Errorf("saved %+v (sequencer at %d), want one save at relay index 5, 0-1-5", saves, seq.Prefix())
 	}
 }

@@ -44,13 +44,7 @@ type Config struct {
 	PreserveOrder bool
 	// ProgressEvery is how often the low-water mark is saved.
 	ProgressEvery time.Duration
-	// SaveAt, if set, is asked, whenever every transaction admitted has
-	// committed and none waits to be admitted, whether the position
-	// reached is one to save at once rather than at the next
-	// ProgressEvery: the end of a run that stops there (--until-caught-up,
-	// --until-gtid), which would otherwise wait up to ProgressEvery.
-	SaveAt func(reached string) bool
-	Logger *slog.Logger
+	Logger        *slog.Logger
 }
 
 // Defaults fills zero fields.
@@ -164,16 +158,11 @@ type Coordinator struct {
 	adaptive *concurrency // nil with a fixed worker count
 }
 
-// defaultStartLimit is where --workers auto starts, and probes from. One
-// worker's batches fill with whatever arrives while it commits, which is
-// group commit without a second session, and before ordered batches went
-// on past transactions waiting for work in flight (core.next), one
-// writeset worker beat two on the benchmark's durable backlogs. Since,
-// two apply faster: sysbench write_only from one client, 8 x 100k rows,
-// 40,000 transactions, durable target, batches of 64, two rounds: --workers auto
-// starting at 2 applied 10,142 and 11,648 tps, starting at 1 8,593 and
-// 9,845 (hot rows and update_index: the same either way, 21,692 to
-// 25,284). A backlog of a few seconds ends before probing moves far.
+// defaultStartLimit is where --workers auto starts, and probes from: a
+// backlog of a few seconds ends before probing moves far, so the start
+// should already be good. Two workers, one committing while the other
+// executes, measured best (docs/benchmark.md, "The measurements behind
+// the defaults").
 const defaultStartLimit = 2
 
 // NewCoordinator starts with every transaction up to the sequencer's
@@ -196,16 +185,31 @@ func (c *Coordinator) limit() int {
 	return c.cfg.Workers
 }
 
-// Run dispatches until ctx is done or a channel closes. in brings prepared
-// transactions; work[i] takes work to worker i (applier.WorkChannels),
-// done brings it back once committed; save is called
-// with each new low-water mark from this goroutine (it may block briefly;
-// the last call, made when ctx is done, must not depend on ctx); observe, if not nil, receives stats every ProgressEvery.
+// Run dispatches until ctx is done, an error, or the end of the run. in
+// brings prepared transactions; work[i] takes work to worker i, done
+// brings it back once committed, and the coordinator, the one road of
+// commits, records it in the sequencer (which hands out commit turns).
+// save is called with each new low-water mark from this goroutine (it may
+// block briefly; the last call, made when ctx is done, must not depend on
+// ctx); observe, if not nil, receives stats every ProgressEvery.
+//
+// The end of a run comes with the data: once in is closed and everything
+// admitted has committed, Run saves the low-water mark and returns nil.
+// Run closes the work channels when it returns, which ends the workers.
+//
+// Run is one select loop over its inputs, with the decision of what to
+// dispatch before it: split, the state it shares (next, idle, the wait
+// being accounted) would travel through every part.
 func (c *Coordinator) Run(ctx context.Context, in <-chan *stage.Prepared, work []chan *stage.Work, done <-chan *stage.Work,
 	save func(Progress) error, observe func(Stats)) error {
 	if len(work) != c.cfg.Workers {
 		return fmt.Errorf("scheduler: %d work channels for %d workers", len(work), c.cfg.Workers)
 	}
+	defer func() {
+		for _, ch := range work {
+			close(ch)
+		}
+	}()
 	tick := time.NewTicker(c.cfg.ProgressEvery)
 	defer tick.Stop()
 	var next *stage.Work
@@ -237,6 +241,9 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *stage.Prepared, work [
 		observe(c.Stats()) // the limit, and that nothing is pending, from the start
 	}
 	for {
+		if in == nil && c.core.pending() == 0 {
+			return saveMoved()
+		}
 		holding := false
 		// free may be below zero for a while after the limit went down.
 		free := c.limit() - (c.cfg.Workers - len(idle))
@@ -268,7 +275,7 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *stage.Prepared, work [
 		if next != nil && free > 0 {
 			out = work[idle[len(idle)-1]]
 		}
-		inCh := in
+		inCh := in // nil once closed, which never selects
 		if c.core.full() {
 			inCh = nil
 		}
@@ -280,7 +287,8 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *stage.Prepared, work [
 			return nil
 		case p, ok := <-inCh:
 			if !ok {
-				return nil
+				in = nil
+				continue
 			}
 			c.admit(p)
 		case out <- next:
@@ -289,13 +297,9 @@ func (c *Coordinator) Run(ctx context.Context, in <-chan *stage.Prepared, work [
 			idle = idle[:len(idle)-1]
 			next = nil
 		case w := <-done:
+			w.Committed(c.seq)
 			idle = append(idle, w.Worker)
 			c.committed(w.Txns)
-			if c.cfg.SaveAt != nil && c.core.pending() == 0 && len(in) == 0 && c.cfg.SaveAt(c.resumeAt(c.seq.Prefix())) {
-				if err := saveMoved(); err != nil {
-					return err
-				}
-			}
 		case <-delay.C:
 		case <-tick.C:
 			if err := saveMoved(); err != nil {
@@ -336,11 +340,10 @@ func (c *Coordinator) holdFor(now time.Time) time.Duration {
 // head (or all workers could wait on a transaction none is left to run).
 // Without commit order, work is any set of transactions ready together.
 //
-// Handing out a blocked head anyway, with what follows, to run once
-// everything before it commits, made batches fuller (59 transactions
-// against 25 at --batch-max-txns 64) but applied 15-27% slower on the
-// benchmark's durable backlogs (execution then waits for the commits
-// before it), so a blocked head waits.
+// A blocked head waits: handed out anyway, with what follows, its worker
+// would wait for the commits before it to execute anything, which measured
+// slower though batches are fuller (docs/benchmark.md, "The measurements
+// behind the defaults").
 func (c *Coordinator) form(free int) *stage.Work {
 	size := c.batchSize()
 	if !c.cfg.PreserveOrder {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/stage"
@@ -57,7 +56,10 @@ func simulatePeak(t *testing.T, cfg Config, hold time.Duration, feed func(in cha
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in := make(chan *stage.Prepared, 256)
-	work := applier.WorkChannels(cfg.Workers)
+	work := make([]chan *stage.Work, cfg.Workers)
+	for i := range work {
+		work[i] = make(chan *stage.Work)
+	}
 	done := make(chan *stage.Work, cfg.Workers)
 	var wg sync.WaitGroup
 	for i := 0; i < cfg.Workers; i++ {
@@ -66,7 +68,10 @@ func simulatePeak(t *testing.T, cfg Config, hold time.Duration, feed func(in cha
 			defer wg.Done()
 			for {
 				select {
-				case w := <-work[i]:
+				case w, ok := <-work[i]:
+					if !ok {
+						return
+					}
 					n := running.Add(1)
 					for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 					}
@@ -74,9 +79,6 @@ func simulatePeak(t *testing.T, cfg Config, hold time.Duration, feed func(in cha
 					running.Add(-1)
 					w.Worker = i
 					used.Store(i, true)
-					for _, tx := range w.Txns {
-						seq.Done(tx.Seq, tx.Seq)
-					}
 					done <- w
 				case <-ctx.Done():
 					return
