@@ -246,7 +246,54 @@ func (p *Preparer) stopBefore(pr *stage.Prepared, passed string) {
 	}
 }
 
+// prepare turns a relay log entry into a prepared transaction: decoded,
+// filtered, routed to its session, paired with its XA half, its
+// dependencies computed, its DDL followed and its tables resolved.
 func (p *Preparer) prepare(e *relaylog.Entry) (*stage.Prepared, error) {
+	it, err := p.decode(e)
+	if err != nil {
+		return nil, err
+	}
+	pr := &stage.Prepared{Txn: it, Resume: e.Resume, Skip: p.Applied[it.GTID]}
+	if pr.Skip {
+		// The target has it (a restart after a crash): it needs no keys,
+		// no table definitions and no catalog change, since the catalog
+		// was read from the target, which holds its DDL already. It still
+		// takes its place in the commit-order clock.
+		p.ws.Reset()
+		pr.Deps = p.tracker.Add(it.Txn, &p.ws)
+		return pr, nil
+	}
+	if err := p.shape(pr, e); err != nil {
+		return nil, err
+	}
+	p.depend(pr)
+	if err := refuse(it); err != nil {
+		return nil, err
+	}
+	txn := it.Txn
+	if txn.DDL {
+		ddl, err := p.followDDL(txn)
+		if err != nil {
+			return nil, err
+		}
+		ddl.Rerun = p.Rerun[it.GTID]
+		it.DDL = ddl
+		if !txn.HasRows() {
+			return pr, nil
+		}
+		// CREATE ... SELECT: the rows go into the table just created.
+	}
+	if it.Tables != nil || (it.Large != nil && it.Large.Tables != nil) {
+		return pr, nil // an XA COMMIT: its prepare's tables, resolved then
+	}
+	return pr, p.resolveTables(it)
+}
+
+// decode reads the entry's transaction: at once, or, for a large one,
+// piece by piece, its rows counted and dropped (the worker reads the
+// pieces again).
+func (p *Preparer) decode(e *relaylog.Entry) (*stage.Txn, error) {
 	var txn *binlog.Txn
 	var err error
 	if len(e.Parts) > 0 {
@@ -274,71 +321,68 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*stage.Prepared, error) {
 		it.Large = &stage.Large{Pieces: len(e.Parts) + 1, Read: p.pieces(e)}
 		it.Bytes = e.Txn.Bytes() // what the window holds of it
 	}
-	pr := &stage.Prepared{Txn: it, Resume: e.Resume, Skip: p.Applied[gtid]}
-	if pr.Skip {
-		// The target has it (a restart after a crash): it needs no keys,
-		// no table definitions and no catalog change, since the catalog
-		// was read from the target, which holds its DDL already. It still
-		// takes its place in the commit-order clock.
-		p.ws.Reset()
-		pr.Deps = p.tracker.Add(txn, &p.ws)
-		return pr, nil
-	}
+	return it, nil
+}
+
+// shape applies the filters, routes the transaction to the session its
+// statements need, and pairs the halves of an XA transaction.
+func (p *Preparer) shape(pr *stage.Prepared, e *relaylog.Entry) error {
+	it := pr.Txn
 	if err := p.filter(it); err != nil {
-		return nil, err
+		return err
 	}
 	it.SourceRestarted = p.sourceStarts(e.Txn.Format)
 	if err := p.temps.route(it.Txn, it); err != nil {
-		return nil, err
+		return err
 	}
 	if it.Txn.StatementDML && it.Session == 0 {
 		it.Single = single(it.Txn, p.Catalog)
 	}
-	if err := p.settleXA(pr); err != nil {
-		return nil, err
-	}
+	return p.settleXA(pr)
+}
+
+// depend computes the transaction's keys and dependencies.
+func (p *Preparer) depend(pr *stage.Prepared) {
+	it := pr.Txn
 	if pr.Hold {
 		// Its rows take their keys when its XA COMMIT applies them.
 		p.ws.Reset()
 	} else {
 		p.extractor.Extract(it.Txn, &p.ws)
 	}
-	txn = it.Txn
 	if it.SourceRestarted {
-		pr.Deps = p.tracker.AddIsolated(txn, &p.ws)
+		pr.Deps = p.tracker.AddIsolated(it.Txn, &p.ws)
 	} else {
-		pr.Deps = p.tracker.Add(txn, &p.ws)
+		pr.Deps = p.tracker.Add(it.Txn, &p.ws)
 	}
 	pr.Conflicts = conflicts(pr.Deps, &p.ws)
 	p.count(pr.Deps)
+}
+
+// refuse stops at what paraply cannot apply in the source's order, naming
+// the transaction, rather than apply part of it.
+func refuse(it *stage.Txn) error {
+	txn, gtid := it.Txn, it.GTID
 	if txn.StatementDML && !txn.DDL && txn.Large {
 		// A transaction recorded as applied is stepped over whatever it
 		// holds (above): that is how an operator applies by hand what
 		// paraply cannot.
-		return nil, &stage.ConflictError{GTID: gtid, What: fmt.Sprintf("statement-format DML in a transaction larger than --large-txn-piece (%d bytes): "+
+		return &stage.ConflictError{GTID: gtid, What: fmt.Sprintf("statement-format DML in a transaction larger than --large-txn-piece (%d bytes): "+
 			"paraply applies such statements from memory; raise --large-txn-piece above the transaction's size", txn.Bytes)}
 	}
 	if txn.DDL && txn.StatementDML {
 		// The DDL path runs a transaction's DDL statements and its rows,
 		// never its statement DML: stop rather than drop them.
-		return nil, &stage.ConflictError{GTID: gtid, What: "a transaction with both DDL and statement-format DML, which paraply cannot apply in the source's order: " +
+		return &stage.ConflictError{GTID: gtid, What: "a transaction with both DDL and statement-format DML, which paraply cannot apply in the source's order: " +
 			"apply it by hand and record it with paraply skip, or log the source at binlog_format=ROW"}
 	}
-	if txn.DDL {
-		ddl, err := p.followDDL(txn)
-		if err != nil {
-			return nil, err
-		}
-		ddl.Rerun = p.Rerun[gtid]
-		it.DDL = ddl
-		if !txn.HasRows() {
-			return pr, nil
-		}
-		// CREATE ... SELECT: the rows go into the table just created.
-	}
-	if it.Tables != nil || (it.Large != nil && it.Large.Tables != nil) {
-		return pr, nil // an XA COMMIT: its prepare's tables, resolved then
-	}
+	return nil
+}
+
+// resolveTables resolves the SQL-generation view of each table the
+// transaction's rows (or a large one's table maps) write.
+func (p *Preparer) resolveTables(it *stage.Txn) error {
+	txn := it.Txn
 	maps := txn.LargeTables
 	var names []schema.TableName
 	if txn.Large {
@@ -359,7 +403,7 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*stage.Prepared, error) {
 		case err == nil:
 			tables[i] = t
 		case p.SQLOnly:
-			return nil, &stage.ConflictError{GTID: gtid, Table: names[i].String(), What: "cannot apply rows", Err: err}
+			return &stage.ConflictError{GTID: it.GTID, Table: names[i].String(), What: "cannot apply rows", Err: err}
 		}
 		// On the binlog path the target's row applier decides, as a
 		// native replica's does (it takes extra columns at the end, for
@@ -370,7 +414,7 @@ func (p *Preparer) prepare(e *relaylog.Entry) (*stage.Prepared, error) {
 	} else {
 		it.Tables = tables
 	}
-	return pr, nil
+	return nil
 }
 
 // pieces reads the pieces of a large entry again, one at a time: the
