@@ -17,8 +17,10 @@ import (
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/handover"
 	"github.com/paraply/paraply/internal/lag"
+	"github.com/paraply/paraply/internal/mysqlerr"
 	"github.com/paraply/paraply/internal/prepare"
 	"github.com/paraply/paraply/internal/relaylog"
+	"github.com/paraply/paraply/internal/retry"
 	"github.com/paraply/paraply/internal/scheduler"
 	"github.com/paraply/paraply/internal/source"
 	"github.com/paraply/paraply/internal/stage"
@@ -95,21 +97,10 @@ func (r *Replica) Run(ctx context.Context) error {
 // is restarting when paraply starts is waited for, as it is once running,
 // while a wrong address still fails soon.
 func (r *Replica) untilReachable(ctx context.Context, role, addr string, fn func() error) error {
-	backoff := 200 * time.Millisecond
-	deadline := time.Now().Add(r.cfg.ConnectWait)
-	for {
-		err := fn()
-		if err == nil || !applier.Retryable(err) || ctx.Err() != nil || time.Now().Add(backoff).After(deadline) {
-			return err
-		}
-		r.log.Warn("waiting for the "+role+" to answer", role, addr, "retry_in", backoff, "err", err)
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		backoff = min(2*backoff, 10*time.Second)
-	}
+	p := retry.Policy{Base: 200 * time.Millisecond, Cap: 10 * time.Second, Within: r.cfg.ConnectWait}
+	return retry.Do(ctx, p, mysqlerr.Retryable, fn, func(err error, pause time.Duration) {
+		r.log.Warn("waiting for the "+role+" to answer", role, addr, "retry_in", pause, "err", err)
+	})
 }
 
 // run is one pass of the pipeline, from opening the connections to the

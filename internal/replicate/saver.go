@@ -5,7 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/paraply/paraply/internal/applier"
+	"github.com/paraply/paraply/internal/mysqlerr"
+	"github.com/paraply/paraply/internal/retry"
 	"github.com/paraply/paraply/internal/scheduler"
 )
 
@@ -61,27 +62,19 @@ func (s *saver) signal() {
 // the end of a run (closing, ctx not done) the last write is retried as
 // any other, so that the checkpoint says where the run ended.
 func (s *saver) writeRetrying(ctx context.Context, p scheduler.Progress) error {
-	backoff := 50 * time.Millisecond
-	for {
+	err := retry.Do(ctx, saveRetry, mysqlerr.Retryable, func() error {
 		wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := s.write(wctx, p)
-		cancel()
-		switch {
-		case err == nil:
-			return nil
-		case ctx.Err() != nil:
-			return nil
-		case !applier.Retryable(err):
-			return err
-		}
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return nil
-		}
-		backoff = min(2*backoff, 2*time.Second)
+		defer cancel()
+		return s.write(wctx, p)
+	}, nil)
+	if ctx.Err() != nil {
+		return nil
 	}
+	return err
 }
+
+// saveRetry paces checkpoint writes while the target is unreachable.
+var saveRetry = retry.Policy{Base: 50 * time.Millisecond, Cap: 2 * time.Second}
 
 // run writes queued marks until close; the last write does not depend on
 // ctx, so that a clean stop records everything committed.
