@@ -52,6 +52,19 @@ type modeState struct {
 // Run analyzes opts.Files. On bad input it returns the report of what was
 // read before the damage together with the error (a *binlog.PosError).
 func Run(opts Options) (*Report, error) {
+	opts = withDefaults(opts)
+	began := time.Now()
+	files := binlog.NewFileReader(opts.Files...)
+	defer files.Close()
+	a := newAnalysis(opts, files)
+	runErr := a.readAll()
+	r := a.report(began, runErr)
+	return r, runErr
+}
+
+// withDefaults fills in what opts leaves out, and adds one worker to the
+// counts simulated: speedups are relative to it.
+func withDefaults(opts Options) Options {
 	if len(opts.Workers) == 0 {
 		opts.Workers = DefaultWorkers
 	}
@@ -68,27 +81,57 @@ func Run(opts Options) (*Report, error) {
 	if opts.Catalog == nil {
 		opts.Catalog = schema.NewCatalog()
 	}
-	began := time.Now()
-	files := binlog.NewFileReader(opts.Files...)
-	defer files.Close()
-	total := files.TotalBytes()
-	reader := binlog.NewReader(files)
+	return opts
+}
+
+// analysis is one Run under way: the stream it reads, and what each mode
+// and the accumulator measure of it.
+type analysis struct {
+	opts   Options
+	files  *binlog.FileReader
+	total  int64 // bytes in files
+	reader *binlog.Reader
+	x      *deptrack.Extractor
+	modes  []*modeState
+	widest int // index in opts.Workers of the most workers simulated
+	acc    *accumulator
+}
+
+// newAnalysis prepares to read files under opts.
+func newAnalysis(opts Options, files *binlog.FileReader) *analysis {
+	a := &analysis{opts: opts, files: files, total: files.TotalBytes()}
+	a.reader = binlog.NewReader(files)
 	// A transaction larger than this is read in pieces without its row
 	// images (a barrier in the writeset modes, as when replicating), so
 	// that any file is analyzed in bounded memory.
-	reader.SetPartBytes(LargeTransactionBytes)
+	a.reader.SetPartBytes(LargeTransactionBytes)
 	// Old-format (MariaDB 5.3) temporal columns: their precision, which
 	// the binary log leaves out, is the catalog's, as it follows the DDL.
-	reader.SetPrecision(opts.Catalog.TemporalPrecision)
-	x := deptrack.NewExtractor(opts.Catalog)
-	x.Explain = true
-	modes := make([]*modeState, len(deptrack.Modes))
+	a.reader.SetPrecision(opts.Catalog.TemporalPrecision)
+	a.x = deptrack.NewExtractor(opts.Catalog)
+	a.x.Explain = true
+	a.widest = widestIndex(opts.Workers)
+	a.modes = newModes(opts, a.widest)
+	a.acc = newAccumulator(opts.TopN)
+	return a
+}
+
+// widestIndex is the index of the largest of workers (the first of equals).
+func widestIndex(workers []int) int {
 	widest := 0
-	for i, w := range opts.Workers {
-		if w > opts.Workers[widest] {
+	for i, w := range workers {
+		if w > workers[widest] {
 			widest = i
 		}
 	}
+	return widest
+}
+
+// newModes sets up a tracker and simulations, with and without commit
+// order, for each dependency mode; the simulation at widest counts its
+// transactions by concurrency.
+func newModes(opts Options, widest int) []*modeState {
+	modes := make([]*modeState, len(deptrack.Modes))
 	for i, m := range deptrack.Modes {
 		st := &modeState{tracker: deptrack.NewTracker(m, opts.HistorySize), chains: newChains()}
 		free := opts.Model
@@ -100,14 +143,20 @@ func Run(opts Options) (*Report, error) {
 		st.hist = make([]int64, opts.Workers[widest]+1)
 		modes[i] = st
 	}
-	acc := newAccumulator(opts.TopN)
+	return modes
+}
+
+// readAll measures every transaction of the files, reporting progress now
+// and then. It returns the error that ended the stream early, or nil at
+// its end.
+func (a *analysis) readAll() error {
 	var ws deptrack.Writeset
 	var runErr error
 	for n := 0; ; n++ {
-		if opts.Progress != nil && n%1024 == 0 {
-			opts.Progress(files.BytesRead(), total)
+		if a.opts.Progress != nil && n%1024 == 0 {
+			a.opts.Progress(a.files.BytesRead(), a.total)
 		}
-		txn, err := reader.Next()
+		txn, err := a.reader.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -116,44 +165,64 @@ func Run(opts Options) (*Report, error) {
 			break
 		}
 		if n == 0 {
-			followFlavor(opts.Catalog, reader.Format())
+			followFlavor(a.opts.Catalog, a.reader.Format())
 		}
-		x.Extract(txn, &ws)
-		acc.txn(txn, &ws)
-		rows, stmts := txn.RowCount(), statementCount(txn)
-		for i, st := range modes {
-			d := st.tracker.Add(txn, &ws)
-			st.chains.add(txn.Seq, d.Wait, d.On)
-			for j, sim := range st.sims {
-				start := sim.add(txn.Seq, d.Wait, d.On, rows, stmts)
-				if j == widest {
-					st.hist[sim.busy(start)]++
-				}
-				st.unordered[j].add(txn.Seq, d.Wait, d.On, rows, stmts)
-			}
-			if deptrack.Modes[i] == deptrack.WritesetMode {
-				acc.conflicts(&ws, d.Conflicts)
-			}
-		}
-		if txn.DDL {
-			acc.ddl(opts.Catalog, txn)
-			x.Invalidate()
+		a.add(txn, &ws)
+	}
+	if a.opts.Progress != nil {
+		a.opts.Progress(a.files.BytesRead(), a.total)
+	}
+	return runErr
+}
+
+// add measures txn in every mode, with ws to extract its writeset into,
+// and follows its DDL.
+func (a *analysis) add(txn *binlog.Txn, ws *deptrack.Writeset) {
+	a.x.Extract(txn, ws)
+	a.acc.txn(txn, ws)
+	rows, stmts := txn.RowCount(), statementCount(txn)
+	for i, st := range a.modes {
+		d := st.add(txn, ws, rows, stmts, a.widest)
+		if deptrack.Modes[i] == deptrack.WritesetMode {
+			a.acc.conflicts(ws, d.Conflicts)
 		}
 	}
-	if opts.Progress != nil {
-		opts.Progress(files.BytesRead(), total)
+	if txn.DDL {
+		a.acc.ddl(a.opts.Catalog, txn)
+		a.x.Invalidate()
 	}
-	r := acc.report(opts, modes)
-	r.Bytes = files.BytesRead()
-	if f := reader.Format(); f != nil {
+}
+
+// add tracks txn's dependencies in the mode and feeds them to its chains
+// and simulations; the one at widest counts txn by the transactions in
+// flight at its start.
+func (st *modeState) add(txn *binlog.Txn, ws *deptrack.Writeset, rows, stmts, widest int) deptrack.Deps {
+	d := st.tracker.Add(txn, ws)
+	st.chains.add(txn.Seq, d.Wait, d.On)
+	for j, sim := range st.sims {
+		start := sim.add(txn.Seq, d.Wait, d.On, rows, stmts)
+		if j == widest {
+			st.hist[sim.busy(start)]++
+		}
+		st.unordered[j].add(txn.Seq, d.Wait, d.On, rows, stmts)
+	}
+	return d
+}
+
+// report puts together what was measured, with the stream's flavor, the
+// time since began and runErr, the error that ended the stream early.
+func (a *analysis) report(began time.Time, runErr error) *Report {
+	r := a.acc.report(a.opts, a.modes)
+	r.Bytes = a.files.BytesRead()
+	if f := a.reader.Format(); f != nil {
 		r.Flavor, r.ServerVersion = f.Flavor.String(), f.ServerVersion
 	}
 	r.Seconds = time.Since(began).Seconds()
 	if runErr != nil {
 		r.Error = runErr.Error()
 	}
-	r.Recommendation = recommend(r, opts.Workers)
-	return r, runErr
+	r.Recommendation = recommend(r, a.opts.Workers)
+	return r
 }
 
 // followFlavor makes the catalog read the stream's DDL as the server that

@@ -140,68 +140,116 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.workers.batch.Describe(ch)
 }
 
-// Collect implements prometheus.Collector.
+// Collect implements prometheus.Collector: it reads one snapshot and sends
+// its metrics group by group, then the batch size histogram.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	snap := c.src.Snapshot()
-	st := snap.Status
-	g := func(name string, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.GaugeValue, v, labels...)
+	st := &snap.Status
+	e := emitter{ch: ch, descs: c.descs}
+	e.snapshot(&snap)
+	e.source(st)
+	e.scheduler(st)
+	turnCount, turn := e.workerTime(snap.Workers, snap.CapacitySeconds)
+	e.waits(st, turnCount, turn)
+	e.progress(st)
+	e.dependencies(st)
+	e.workers(st, snap.Workers)
+	c.workers.batch.Collect(ch)
+}
+
+// emitter sends one scrape's metrics down ch, each by the name Metrics
+// gives it.
+type emitter struct {
+	ch    chan<- prometheus.Metric
+	descs map[string]*prometheus.Desc
+}
+
+// gauge sends v as the gauge name, with labels.
+func (e emitter) gauge(name string, v float64, labels ...string) {
+	e.ch <- prometheus.MustNewConstMetric(e.descs[name], prometheus.GaugeValue, v, labels...)
+}
+
+// counter sends v as the counter name, with labels.
+func (e emitter) counter(name string, v float64, labels ...string) {
+	e.ch <- prometheus.MustNewConstMetric(e.descs[name], prometheus.CounterValue, v, labels...)
+}
+
+// boolean is a flag as Prometheus has it: 1 or 0.
+func boolean(ok bool) float64 {
+	if ok {
+		return 1
 	}
-	n := func(name string, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.CounterValue, v, labels...)
-	}
-	b := func(ok bool) float64 {
-		if ok {
-			return 1
-		}
-		return 0
-	}
-	now := st.Now
-	g("paraply_up", 1)
-	g("paraply_status_snapshot", float64(snap.ID))
+	return 0
+}
+
+// snapshot sends which status snapshot the scrape took, and the figures
+// status computed over its window.
+func (e emitter) snapshot(snap *Snapshot) {
+	e.gauge("paraply_up", 1)
+	e.gauge("paraply_status_snapshot", float64(snap.ID))
 	if !snap.Time.IsZero() {
-		g("paraply_status_snapshot_timestamp_seconds", float64(snap.Time.UnixMicro())/1e6)
+		e.gauge("paraply_status_snapshot_timestamp_seconds", float64(snap.Time.UnixMicro())/1e6)
 	}
 	w := snap.Window
-	g("paraply_status_window_seconds", w.Seconds)
-	g("paraply_status_applied_per_second", w.AppliedPerSecond)
+	e.gauge("paraply_status_window_seconds", w.Seconds)
+	e.gauge("paraply_status_applied_per_second", w.AppliedPerSecond)
 	for _, sh := range []struct {
 		state string
 		v     float64
 	}{{"exec", w.Exec}, {"turn", w.Turn}, {"commit", w.Commit}, {"idle", w.Idle}} {
-		g("paraply_status_worker_time_share", sh.v, sh.state)
+		e.gauge("paraply_status_worker_time_share", sh.v, sh.state)
 	}
-	g("paraply_source_connected", b(st.Receiver.Connected))
-	n("paraply_source_reconnects_total", float64(st.Receiver.Reconnects))
+}
+
+// source sends the receiver's connection and counters and the relay log's
+// size.
+func (e emitter) source(st *replicate.Status) {
+	e.gauge("paraply_source_connected", boolean(st.Receiver.Connected))
+	e.counter("paraply_source_reconnects_total", float64(st.Receiver.Reconnects))
 	if !st.Receiver.LastEvent.IsZero() {
-		g("paraply_source_last_event_age_seconds", now.Sub(st.Receiver.LastEvent).Seconds())
+		e.gauge("paraply_source_last_event_age_seconds", st.Now.Sub(st.Receiver.LastEvent).Seconds())
 	}
-	n("paraply_received_transactions_total", float64(st.Receiver.Transactions))
-	n("paraply_received_events_total", float64(st.Receiver.Events))
-	n("paraply_received_bytes_total", float64(st.Receiver.Bytes))
-	g("paraply_relay_log_bytes", float64(st.Relay.Bytes))
-	g("paraply_relay_log_segments", float64(st.Relay.Segments))
-	n("paraply_relay_log_blocked_seconds_total", st.Relay.BlockedTime.Seconds())
+	e.counter("paraply_received_transactions_total", float64(st.Receiver.Transactions))
+	e.counter("paraply_received_events_total", float64(st.Receiver.Events))
+	e.counter("paraply_received_bytes_total", float64(st.Receiver.Bytes))
+	e.gauge("paraply_relay_log_bytes", float64(st.Relay.Bytes))
+	e.gauge("paraply_relay_log_segments", float64(st.Relay.Segments))
+	e.counter("paraply_relay_log_blocked_seconds_total", st.Relay.BlockedTime.Seconds())
+}
+
+// scheduler sends the coordinator's transaction counts.
+func (e emitter) scheduler(st *replicate.Status) {
 	s := st.Scheduler
-	g("paraply_queued_transactions", float64(s.Pending))
-	g("paraply_ready_transactions", float64(s.Ready))
-	n("paraply_assigned_transactions_total", float64(s.Assigned))
-	n("paraply_applied_transactions_total", float64(s.Committed))
-	n("paraply_skipped_transactions_total", float64(s.Skipped))
-	n("paraply_target_transactions_total", float64(s.Works))
-	var turnCount int64
-	var exec, turn, commit float64
-	workers := snap.Workers
+	e.gauge("paraply_queued_transactions", float64(s.Pending))
+	e.gauge("paraply_ready_transactions", float64(s.Ready))
+	e.counter("paraply_assigned_transactions_total", float64(s.Assigned))
+	e.counter("paraply_applied_transactions_total", float64(s.Committed))
+	e.counter("paraply_skipped_transactions_total", float64(s.Skipped))
+	e.counter("paraply_target_transactions_total", float64(s.Works))
+}
+
+// workerTime sends the workers' time summed over workers, by state, and
+// the capacity it is a share of. It returns the turn waits and their
+// seconds, which are the coordinator's commit_order waits.
+func (e emitter) workerTime(workers []WorkerStats, capacity float64) (turnCount int64, turn float64) {
+	var exec, commit float64
 	for _, w := range workers {
 		exec += w.ExecSeconds
 		turn += w.TurnSeconds
 		commit += w.CommitSeconds
 		turnCount += w.TurnWaits
 	}
-	n("paraply_worker_seconds_total", exec, "exec")
-	n("paraply_worker_seconds_total", turn, "turn")
-	n("paraply_worker_seconds_total", commit, "commit")
-	n("paraply_worker_capacity_seconds_total", snap.CapacitySeconds)
+	e.counter("paraply_worker_seconds_total", exec, "exec")
+	e.counter("paraply_worker_seconds_total", turn, "turn")
+	e.counter("paraply_worker_seconds_total", commit, "commit")
+	e.counter("paraply_worker_capacity_seconds_total", capacity)
+	return turnCount, turn
+}
+
+// waits sends the coordinator's waits by reason; commit order's are the
+// workers' turn waits (turnCount of them, turn seconds).
+func (e emitter) waits(st *replicate.Status, turnCount int64, turn float64) {
+	s := st.Scheduler
 	for _, r := range []struct {
 		reason string
 		count  int64
@@ -214,47 +262,61 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		{"source", s.SourceWaits, s.SourceWaitTime.Seconds()},
 		{"commit_order", turnCount, turn},
 	} {
-		n("paraply_coordinator_waits_total", float64(r.count), r.reason)
-		n("paraply_coordinator_wait_seconds_total", r.secs, r.reason)
+		e.counter("paraply_coordinator_waits_total", float64(r.count), r.reason)
+		e.counter("paraply_coordinator_wait_seconds_total", r.secs, r.reason)
 	}
-	g("paraply_lag_seconds", st.Lag.Seconds())
-	g("paraply_lag_beyond_delay_seconds", st.LagBeyondDelay().Seconds())
-	g("paraply_delay_seconds", st.Delay.Seconds())
+}
+
+// progress sends how far behind the target is: the lag, the delay, the
+// checkpoint's age and the low water mark.
+func (e emitter) progress(st *replicate.Status) {
+	e.gauge("paraply_lag_seconds", st.Lag.Seconds())
+	e.gauge("paraply_lag_beyond_delay_seconds", st.LagBeyondDelay().Seconds())
+	e.gauge("paraply_delay_seconds", st.Delay.Seconds())
 	if st.LagMethod != "" {
-		g("paraply_lag_method", 1, st.LagMethod)
+		e.gauge("paraply_lag_method", 1, st.LagMethod)
 	}
 	if st.ClockOffset != nil {
-		g("paraply_source_clock_offset_seconds", st.ClockOffset.Seconds())
+		e.gauge("paraply_source_clock_offset_seconds", st.ClockOffset.Seconds())
 	}
 	if !st.CheckpointSaved.IsZero() {
-		g("paraply_checkpoint_age_seconds", now.Sub(st.CheckpointSaved).Seconds())
+		e.gauge("paraply_checkpoint_age_seconds", st.Now.Sub(st.CheckpointSaved).Seconds())
 	}
-	g("paraply_low_water_mark", float64(s.LowWaterMark))
+	e.gauge("paraply_low_water_mark", float64(st.Scheduler.LowWaterMark))
+}
+
+// dependencies sends what the filters left out and why transactions were
+// serialized.
+func (e emitter) dependencies(st *replicate.Status) {
 	if f := st.Filters; f != nil {
-		n("paraply_filtered_transactions_total", float64(f.Transactions))
-		n("paraply_filtered_rows_total", float64(f.Rows))
-		n("paraply_filtered_statements_total", float64(f.Statements))
+		e.counter("paraply_filtered_transactions_total", float64(f.Transactions))
+		e.counter("paraply_filtered_rows_total", float64(f.Rows))
+		e.counter("paraply_filtered_statements_total", float64(f.Statements))
 	}
-	n("paraply_statement_transactions_total", float64(st.Dependencies.Tracker.Statements))
+	e.counter("paraply_statement_transactions_total", float64(st.Dependencies.Tracker.Statements))
 	for i, v := range st.Dependencies.Tracker.Causes {
 		if v > 0 {
-			n("paraply_dependency_causes_total", float64(v), deptrack.Cause(i).String())
+			e.counter("paraply_dependency_causes_total", float64(v), deptrack.Cause(i).String())
 		}
 	}
-	g("paraply_workers", float64(st.Workers))
-	g("paraply_workers_limit", float64(st.Scheduler.Limit))
+}
+
+// workers sends the pool's size and limit and each worker's counters,
+// with the large transaction it applies, if any.
+func (e emitter) workers(st *replicate.Status, workers []WorkerStats) {
+	e.gauge("paraply_workers", float64(st.Workers))
+	e.gauge("paraply_workers_limit", float64(st.Scheduler.Limit))
 	for _, w := range workers {
 		id := strconv.Itoa(w.Worker)
-		n("paraply_worker_applied_transactions_total", float64(w.Transactions), id)
-		n("paraply_worker_busy_seconds_total", w.ExecSeconds+w.TurnSeconds+w.CommitSeconds, id)
-		n("paraply_worker_commit_seconds_total", w.CommitSeconds, id)
-		n("paraply_worker_retries_total", float64(w.Retries), id)
+		e.counter("paraply_worker_applied_transactions_total", float64(w.Transactions), id)
+		e.counter("paraply_worker_busy_seconds_total", w.ExecSeconds+w.TurnSeconds+w.CommitSeconds, id)
+		e.counter("paraply_worker_commit_seconds_total", w.CommitSeconds, id)
+		e.counter("paraply_worker_retries_total", float64(w.Retries), id)
 		if l := w.Large; l != nil {
-			g("paraply_large_transaction_bytes", float64(l.Bytes), id, l.GTID)
-			g("paraply_large_transaction_applied_bytes", float64(l.BytesDone), id, l.GTID)
-			g("paraply_large_transaction_rows", float64(l.Rows), id, l.GTID)
-			g("paraply_large_transaction_applied_rows", float64(l.RowsDone), id, l.GTID)
+			e.gauge("paraply_large_transaction_bytes", float64(l.Bytes), id, l.GTID)
+			e.gauge("paraply_large_transaction_applied_bytes", float64(l.BytesDone), id, l.GTID)
+			e.gauge("paraply_large_transaction_rows", float64(l.Rows), id, l.GTID)
+			e.gauge("paraply_large_transaction_applied_rows", float64(l.RowsDone), id, l.GTID)
 		}
 	}
-	c.workers.batch.Collect(ch)
 }

@@ -17,12 +17,8 @@ import (
 // it, else the database it is in; a stored program's, its database.
 // Anything else is ErrUnparsed.
 func leadingSubjects(cur string, toks []token) (Subjects, error) {
-	var s Subjects
-	fail := func(why string) (Subjects, error) {
-		return Subjects{}, fmt.Errorf("%w: cannot tell what the statement changes: %s", ErrUnparsed, why)
-	}
 	if len(toks) == 0 || toks[0].kind != tokWord {
-		return fail("it does not start with a word")
+		return Subjects{}, cannotTell("it does not start with a word")
 	}
 	verb := strings.ToUpper(toks[0].val)
 	switch verb {
@@ -30,10 +26,31 @@ func leadingSubjects(cur string, toks []token) (Subjects, error) {
 	case "ANALYZE", "OPTIMIZE", "REPAIR", "CHECK":
 		return tableMaintenance(cur, toks)
 	case "INSTALL", "UNINSTALL":
-		return s, nil // plugins: the server's, no table's
+		return Subjects{}, nil // plugins: the server's, no table's
 	default:
-		return fail(verb + " statements are not read without the parser")
+		return Subjects{}, cannotTell(verb + " statements are not read without the parser")
 	}
+	object, i, err := leadingObject(toks, verb)
+	if err != nil {
+		return Subjects{}, err
+	}
+	i = skipIfExists(toks, i)
+	name, i, ok := qualifiedName(toks, i, cur)
+	if !ok {
+		return Subjects{}, cannotTell("no name after " + verb + " " + object)
+	}
+	return objectSubjects(cur, toks, i, verb, object, name)
+}
+
+// cannotTell is the ErrUnparsed for a statement whose leading words do not
+// say what it changes, and why.
+func cannotTell(why string) error {
+	return fmt.Errorf("%w: cannot tell what the statement changes: %s", ErrUnparsed, why)
+}
+
+// leadingObject reads the kind of object (TABLE, INDEX, TRIGGER, ...) verb
+// acts on, after its modifiers, and the index of the token after it.
+func leadingObject(toks []token, verb string) (string, int, error) {
 	i := skipModifiers(toks, 1)
 	object := "TABLE" // TRUNCATE t
 	if i < len(toks) && toks[i].kind == tokWord {
@@ -43,15 +60,17 @@ func leadingSubjects(cur string, toks []token) (Subjects, error) {
 			i++
 		default:
 			if verb != "TRUNCATE" {
-				return fail(verb + " " + w)
+				return "", 0, cannotTell(verb + " " + w)
 			}
 		}
 	}
-	i = skipIfExists(toks, i)
-	name, i, ok := qualifiedName(toks, i, cur)
-	if !ok {
-		return fail("no name after " + verb + " " + object)
-	}
+	return object, i, nil
+}
+
+// objectSubjects reads what a statement verb on object named name changes;
+// the tokens after the name start at i.
+func objectSubjects(cur string, toks []token, i int, verb, object string, name TableName) (Subjects, error) {
+	var s Subjects
 	switch object {
 	case "DATABASE", "SCHEMA":
 		// The name read as a table name is the database's.
@@ -75,33 +94,42 @@ func leadingSubjects(cur string, toks []token) (Subjects, error) {
 		j := indexWord(toks, i, "ON")
 		t, _, ok := qualifiedName(toks, j+1, cur)
 		if j < 0 || !ok {
-			return fail("no table after ON")
+			return Subjects{}, cannotTell("no table after ON")
 		}
 		s.add(t)
-	default: // tables, views, sequences: a list, or pairs with TO
-		s.add(name)
-		if verb == "ALTER" {
-			// ALTER TABLE t ..., RENAME [TO|AS] u (not RENAME COLUMN, INDEX, KEY)
-			for j := indexWord(toks, i, "RENAME"); j >= 0; j = indexWord(toks, j+1, "RENAME") {
-				if j+1 < len(toks) && (toks[j+1].is("COLUMN") || toks[j+1].is("INDEX") || toks[j+1].is("KEY")) {
-					continue
-				}
-				to, _, ok := qualifiedName(toks, skipWords(toks, j+1, "TO", "AS"), cur)
-				if !ok {
-					return fail("no name after RENAME")
-				}
-				s.add(to)
+	default:
+		return tableSubjects(cur, toks, i, verb, name)
+	}
+	return s, nil
+}
+
+// tableSubjects reads the tables, views or sequences a statement verb
+// names, name first: a list, or pairs with TO, or for ALTER the names it
+// renames to. The tokens after name start at i.
+func tableSubjects(cur string, toks []token, i int, verb string, name TableName) (Subjects, error) {
+	var s Subjects
+	s.add(name)
+	if verb == "ALTER" {
+		// ALTER TABLE t ..., RENAME [TO|AS] u (not RENAME COLUMN, INDEX, KEY)
+		for j := indexWord(toks, i, "RENAME"); j >= 0; j = indexWord(toks, j+1, "RENAME") {
+			if j+1 < len(toks) && (toks[j+1].is("COLUMN") || toks[j+1].is("INDEX") || toks[j+1].is("KEY")) {
+				continue
 			}
-			break
-		}
-		for i < len(toks) && (toks[i].isPunct(",") || toks[i].is("TO")) {
-			n, j, ok := qualifiedName(toks, i+1, cur)
+			to, _, ok := qualifiedName(toks, skipWords(toks, j+1, "TO", "AS"), cur)
 			if !ok {
-				return fail("a list of names that does not parse")
+				return Subjects{}, cannotTell("no name after RENAME")
 			}
-			s.add(n)
-			i = j
+			s.add(to)
 		}
+		return s, nil
+	}
+	for i < len(toks) && (toks[i].isPunct(",") || toks[i].is("TO")) {
+		n, j, ok := qualifiedName(toks, i+1, cur)
+		if !ok {
+			return Subjects{}, cannotTell("a list of names that does not parse")
+		}
+		s.add(n)
+		i = j
 	}
 	return s, nil
 }
@@ -114,7 +142,7 @@ func tableMaintenance(cur string, toks []token) (Subjects, error) {
 	for {
 		n, j, ok := qualifiedName(toks, i, cur)
 		if !ok {
-			return Subjects{}, fmt.Errorf("%w: cannot tell what the statement changes: no table after %s TABLE", ErrUnparsed, strings.ToUpper(toks[0].val))
+			return Subjects{}, cannotTell("no table after " + strings.ToUpper(toks[0].val) + " TABLE")
 		}
 		s.add(n)
 		if j >= len(toks) || !toks[j].isPunct(",") {

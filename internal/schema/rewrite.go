@@ -81,107 +81,128 @@ var notColumnNames = map[string]bool{
 // and periods in other statements (ALTER TABLE ... ADD PERIOD, a WITHOUT
 // OVERLAPS key added later) are reported as unsupported.
 func rewriteForParser(text string, toks []token) rewrite {
-	r := rewrite{types: map[string]string{}}
-	e := &editor{text: text, toks: toks}
-	first := ""
+	p := &parserRewrite{r: rewrite{types: map[string]string{}}, e: &editor{text: text, toks: toks}, toks: toks}
 	if len(toks) > 0 {
-		first = strings.ToUpper(toks[0].val)
+		p.first = strings.ToUpper(toks[0].val)
 	}
 	optStart, optEnd := -1, -1
-	if first == "CREATE" {
+	if p.first == "CREATE" {
 		optStart, optEnd = tableOptionsSpan(toks)
 	}
-	createTable := isCreateTable(toks)
+	p.createTable = isCreateTable(toks)
 	for i := 0; i < len(toks); i++ {
-		t := toks[i]
 		if i == optStart {
-			e.replace(optStart, optEnd-1, e.charsetOptions(optStart, optEnd))
+			p.e.replace(optStart, optEnd-1, p.e.charsetOptions(optStart, optEnd))
 			i = optEnd - 1
 			continue
 		}
-		if t.kind == tokIdent && i+1 < len(toks) && toks[i+1].isPunct("=") {
-			end := valueEnd(toks, i+2)
-			e.replace(i, end, "")
-			i = end
-			continue
-		}
-		if t.isName() && i+2 < len(toks) && toks[i+1].is("WITHOUT") && toks[i+2].is("OVERLAPS") {
-			if !createTable {
-				r.unsupported = unsupportedPeriods
-			}
-			e.replace(i, i+2, e.text[t.start:t.end]+"("+strconv.Itoa(overlapsMark)+")")
-			i += 2
-			continue
-		}
-		if t.kind != tokWord {
-			continue
-		}
-		next := func(k int) token {
-			if i+k < len(toks) {
-				return toks[i+k]
-			}
-			return token{kind: tokPunct}
-		}
-		switch w := strings.ToUpper(t.val); {
-		case w == "PERIOD" && next(1).is("FOR"):
-			i = rewritePeriod(e, toks, i, createTable, &r)
-		case w == "VERSIONING" || w == "OVERLAPS" || (w == "ROW" && (next(1).is("START") || next(1).is("END"))):
-			r.unsupported = unsupportedPeriods
-		case i == 1 && first == "CREATE" && w == "OR" && next(1).is("REPLACE"):
-			e.replace(1, 2, "")
-			r.orReplace = true
-			i = 2
-		case i == 1 && first == "ALTER" && w == "ONLINE":
-			e.replace(1, 1, "")
-		case w == "IF" && removableIf(toks, i, first):
-			end := i + 1
-			if next(1).is("NOT") {
-				end = i + 2
-				r.ifNotExists = true
-			} else {
-				r.ifExists = true
-			}
-			e.replace(i, end, "")
-			i = end
-		case w == "WAIT" && isNumber(next(1)):
-			e.replace(i, i+1, "")
-			i++
-		case w == "NOWAIT" || w == "INVISIBLE" || w == "IGNORED" || (w == "SPATIAL" && (next(1).is("KEY") || next(1).is("INDEX"))):
-			e.replace(i, i, "")
-		case w == "NOT" && next(1).is("IGNORED"):
-			e.replace(i, i+1, "")
-			i++
-		case w == "FORCE" && first == "ALTER":
-			e.replace(i, i, "LOCK=DEFAULT")
-		case w == "COMPRESSED":
-			end := i
-			if next(1).isPunct("=") {
-				end = i + 2
-			}
-			e.replace(i, end, "")
-			i = end
-		case w == "PERSISTENT":
-			e.replace(i, i, "STORED")
-		case w == "SRID" && isNumber(next(1)):
-			e.replace(i, i+1, "")
-			i++
-		case standInTypes[strings.ToLower(w)] != "" && isTypePosition(toks, i):
-			r.types[strings.ToLower(toks[i-1].val)] = strings.ToLower(w)
-			e.replace(i, i, standInTypes[strings.ToLower(w)])
-		case w == "DEFAULT":
-			i = rewriteDefault(e, toks, i)
-		case w == "AS" && next(1).isPunct("(") && !next(2).is("SELECT") && !next(2).is("WITH"):
-			end := matchParen(toks, i+1)
-			e.replace(i+1, end, "(0)")
-			i = end
-		case w == "CHECK" && next(1).isPunct("("):
-			end := matchParen(toks, i+1)
-			e.replace(i+1, end, "(1)")
-			i = end
-		}
+		i = p.token(i)
 	}
-	r.text = e.String()
-	return r
+	p.r.text = p.e.String()
+	return p.r
+}
+
+// parserRewrite is rewriteForParser at work on one statement's tokens.
+type parserRewrite struct {
+	r           rewrite
+	e           *editor
+	toks        []token
+	first       string // the statement's first word, upper case
+	createTable bool   // isCreateTable
+}
+
+// at is token j, or a punctuation token past the end.
+func (p *parserRewrite) at(j int) token {
+	if j < len(p.toks) {
+		return p.toks[j]
+	}
+	return token{kind: tokPunct}
+}
+
+// token rewrites what starts at token i outside the table options, and
+// returns the index of the last token it consumed.
+func (p *parserRewrite) token(i int) int {
+	toks, t := p.toks, p.toks[i]
+	if t.kind == tokIdent && i+1 < len(toks) && toks[i+1].isPunct("=") {
+		end := valueEnd(toks, i+2)
+		p.e.replace(i, end, "")
+		return end
+	}
+	if t.isName() && i+2 < len(toks) && toks[i+1].is("WITHOUT") && toks[i+2].is("OVERLAPS") {
+		if !p.createTable {
+			p.r.unsupported = unsupportedPeriods
+		}
+		p.e.replace(i, i+2, p.e.text[t.start:t.end]+"("+strconv.Itoa(overlapsMark)+")")
+		return i + 2
+	}
+	if t.kind != tokWord {
+		return i
+	}
+	return p.word(i)
+}
+
+// word rewrites what starts at word i, as the list above says, and
+// returns the index of the last token it consumed.
+func (p *parserRewrite) word(i int) int {
+	e, toks := p.e, p.toks
+	switch w := strings.ToUpper(toks[i].val); {
+	case w == "PERIOD" && p.at(i+1).is("FOR"):
+		i = rewritePeriod(e, toks, i, p.createTable, &p.r)
+	case w == "VERSIONING" || w == "OVERLAPS" || (w == "ROW" && (p.at(i+1).is("START") || p.at(i+1).is("END"))):
+		p.r.unsupported = unsupportedPeriods
+	case i == 1 && p.first == "CREATE" && w == "OR" && p.at(i+1).is("REPLACE"):
+		e.replace(1, 2, "")
+		p.r.orReplace = true
+		i = 2
+	case i == 1 && p.first == "ALTER" && w == "ONLINE":
+		e.replace(1, 1, "")
+	case w == "IF" && removableIf(toks, i, p.first):
+		end := i + 1
+		if p.at(i + 1).is("NOT") {
+			end = i + 2
+			p.r.ifNotExists = true
+		} else {
+			p.r.ifExists = true
+		}
+		e.replace(i, end, "")
+		i = end
+	case w == "WAIT" && isNumber(p.at(i+1)):
+		e.replace(i, i+1, "")
+		i++
+	case w == "NOWAIT" || w == "INVISIBLE" || w == "IGNORED" || (w == "SPATIAL" && (p.at(i+1).is("KEY") || p.at(i+1).is("INDEX"))):
+		e.replace(i, i, "")
+	case w == "NOT" && p.at(i+1).is("IGNORED"):
+		e.replace(i, i+1, "")
+		i++
+	case w == "FORCE" && p.first == "ALTER":
+		e.replace(i, i, "LOCK=DEFAULT")
+	case w == "COMPRESSED":
+		end := i
+		if p.at(i + 1).isPunct("=") {
+			end = i + 2
+		}
+		e.replace(i, end, "")
+		i = end
+	case w == "PERSISTENT":
+		e.replace(i, i, "STORED")
+	case w == "SRID" && isNumber(p.at(i+1)):
+		e.replace(i, i+1, "")
+		i++
+	case standInTypes[strings.ToLower(w)] != "" && isTypePosition(toks, i):
+		p.r.types[strings.ToLower(toks[i-1].val)] = strings.ToLower(w)
+		e.replace(i, i, standInTypes[strings.ToLower(w)])
+	case w == "DEFAULT":
+		i = rewriteDefault(e, toks, i)
+	case w == "AS" && p.at(i+1).isPunct("(") && !p.at(i+2).is("SELECT") && !p.at(i+2).is("WITH"):
+		end := matchParen(toks, i+1)
+		e.replace(i+1, end, "(0)")
+		i = end
+	case w == "CHECK" && p.at(i+1).isPunct("("):
+		end := matchParen(toks, i+1)
+		e.replace(i+1, end, "(1)")
+		i = end
+	}
+	return i
 }
 
 // isCreateTable reports whether toks are a CREATE [OR REPLACE] [TEMPORARY]

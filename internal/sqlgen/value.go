@@ -157,90 +157,129 @@ func value(c *Column, v any) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
-	switch c.enc {
-	case encInt:
-		switch x := v.(type) {
-		case int64:
-			if x < 0 && c.Unsigned && c.bits > 0 {
-				return c.unsigned(x), nil
-			}
-			return v, nil
-		case int32:
-			return c.signed(int64(x)), nil
-		case int16:
-			return c.signed(int64(x)), nil
-		case int8:
-			return c.signed(int64(x)), nil
-		case int:
-			return c.signed(int64(x)), nil
-		case uint64:
-			return v, nil
-		case uint32:
-			return int64(x), nil
-		case uint16:
-			return int64(x), nil
-		case uint8:
-			return int64(x), nil
-		}
-	case encFloat:
-		switch x := v.(type) {
-		case float64:
-			return v, nil
-		case float32:
-			return float64(x), nil
-		}
-	case encBit:
-		if x, ok := v.(int64); ok {
-			return uint64(x), nil
-		}
-	case encEnum:
-		if _, ok := v.(int64); ok {
-			return v, nil
-		}
-	case encSet:
-		if x, ok := v.(int64); ok {
-			if x < 0 {
-				return uint64(x), nil
-			}
-			return v, nil
-		}
-	case encText, encJSON:
-		switch x := v.(type) {
-		case string:
-			if c.epochFraction(x) {
-				// go-mysql prints a TIMESTAMP of second 0 as the zero
-				// value, fraction kept; a fraction makes it the epoch's
-				// first second (the applier's session is in UTC).
-				return "1970-01-01 00:00:00" + x[len(zeroTimestamp):], nil
-			}
-			return v, nil
-		case []byte:
-			return string(x), nil
-		case *replication.JsonDiff:
-			return nil, fmt.Errorf("column %s: %w", c.quoted, ErrPartialJSON)
-		}
-	case encBytes, encConvert:
-		switch x := v.(type) {
-		case []byte:
-			return v, nil
-		case string:
-			return []byte(x), nil
-		}
-	case encPadded:
-		switch x := v.(type) {
-		case []byte:
-			if len(x) >= c.size {
-				return v, nil
-			}
-			return pad(x, c.size), nil
-		case string:
-			return pad([]byte(x), c.size), nil
-		}
+	if x, ok := convert(c, v); ok {
+		return x, nil
 	}
 	if _, ok := v.(*replication.JsonDiff); ok {
 		return nil, fmt.Errorf("column %s: %w", c.quoted, ErrPartialJSON)
 	}
 	return nil, fmt.Errorf("column %s: %w: unexpected %T value for binary log type %d", c.quoted, ErrMismatch, v, c.Type)
+}
+
+// convert is value for a v of a type the column's encoding takes; false
+// for any other type.
+func convert(c *Column, v any) (any, bool) {
+	switch c.enc {
+	case encInt:
+		return intValue(c, v)
+	case encFloat:
+		return floatValue(v)
+	case encBit:
+		if x, ok := v.(int64); ok {
+			return uint64(x), true
+		}
+	case encEnum:
+		if _, ok := v.(int64); ok {
+			return v, true
+		}
+	case encSet:
+		if x, ok := v.(int64); ok {
+			if x < 0 {
+				return uint64(x), true
+			}
+			return v, true
+		}
+	case encText, encJSON:
+		return textValue(c, v)
+	case encBytes, encConvert:
+		return bytesValue(v)
+	case encPadded:
+		return paddedValue(c, v)
+	}
+	return nil, false
+}
+
+// intValue is convert for an integer column.
+func intValue(c *Column, v any) (any, bool) {
+	switch x := v.(type) {
+	case int64:
+		if x < 0 && c.Unsigned && c.bits > 0 {
+			return c.unsigned(x), true
+		}
+		return v, true
+	case int32:
+		return c.signed(int64(x)), true
+	case int16:
+		return c.signed(int64(x)), true
+	case int8:
+		return c.signed(int64(x)), true
+	case int:
+		return c.signed(int64(x)), true
+	case uint64:
+		return v, true
+	case uint32:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint8:
+		return int64(x), true
+	}
+	return nil, false
+}
+
+// floatValue is convert for a FLOAT or DOUBLE column.
+func floatValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case float64:
+		return v, true
+	case float32:
+		return float64(x), true
+	}
+	return nil, false
+}
+
+// textValue is convert for a column passed as a string. A partial JSON
+// value is not one (value says why).
+func textValue(c *Column, v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		if c.epochFraction(x) {
+			// go-mysql prints a TIMESTAMP of second 0 as the zero
+			// value, fraction kept; a fraction makes it the epoch's
+			// first second (the applier's session is in UTC).
+			return "1970-01-01 00:00:00" + x[len(zeroTimestamp):], true
+		}
+		return v, true
+	case []byte:
+		return string(x), true
+	}
+	return nil, false
+}
+
+// bytesValue is convert for a column passed as bytes.
+func bytesValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case []byte:
+		return v, true
+	case string:
+		return []byte(x), true
+	}
+	return nil, false
+}
+
+// paddedValue is convert for a BINARY(n) column, whose values the server
+// logs without their trailing 0x00 bytes.
+func paddedValue(c *Column, v any) (any, bool) {
+	switch x := v.(type) {
+	case []byte:
+		if len(x) >= c.size {
+			return v, true
+		}
+		return pad(x, c.size), true
+	case string:
+		return pad([]byte(x), c.size), true
+	}
+	return nil, false
 }
 
 // signed returns x, fixed up if the column is UNSIGNED.

@@ -256,79 +256,9 @@ type table map[rune][]uint16
 // that no step touched are left out of the table (their code point is
 // their key).
 func coarsen(name string, w map[rune][]uint16, seqs [][]rune, cw map[string][]uint16) table {
-	parent := map[uint16]uint16{}
-	var find func(u uint16) uint16
-	find = func(u uint16) uint16 {
-		p, ok := parent[u]
-		if !ok || p == u {
-			return u
-		}
-		r := find(p)
-		parent[u] = r
-		return r
-	}
-	dropped := map[uint16]bool{}
-	phi := func(ws []uint16) []uint16 {
-		var out []uint16
-		for _, u := range ws {
-			if u == 0 || dropped[u] {
-				continue
-			}
-			out = append(out, find(u))
-		}
-		return out
-	}
-	concat := func(s []rune) []uint16 {
-		var out []uint16
-		for _, r := range s {
-			out = append(out, weightOf(w, r)...)
-		}
-		return out
-	}
-	drop := func(r rune) {
-		for _, u := range weightOf(w, r) {
-			if u != 0 && !dropped[u] {
-				dropped[u] = true
-				log.Printf("%s: U+%04X: weight %04X dropped from keys", name, r, u)
-			}
-		}
-	}
+	k := &coarsener{name: name, w: w, parent: map[uint16]uint16{}, dropped: map[uint16]bool{}}
 	for pass := 0; ; pass++ {
-		changed := false
-		for _, s := range seqs {
-			c, ok := cw[string(s)]
-			if !ok {
-				continue
-			}
-			a, b := phi(concat(s)), phi(c)
-			if slices.Equal(a, b) {
-				continue
-			}
-			changed = true
-			if len(s) == 2 && slices.Equal(phi(concat([]rune{s[1], s[0]})), b) {
-				drop(s[0])
-				continue
-			}
-			for _, r := range s[1:] {
-				drop(r)
-			}
-			a, b = phi(concat(s)), phi(c)
-			if len(a) == 1 && len(b) == 1 && a[0] != b[0] {
-				lo, hi := min(a[0], b[0]), max(a[0], b[0])
-				parent[hi] = lo
-				log.Printf("%s: %q: classes %04X and %04X merged", name, string(s), lo, hi)
-			} else if !slices.Equal(a, b) {
-				for _, r := range s {
-					drop(r)
-				}
-				for _, u := range c {
-					if u != 0 {
-						dropped[u] = true
-					}
-				}
-			}
-		}
-		if !changed {
+		if !k.pass(seqs, cw) {
 			break
 		}
 		if pass > 20 {
@@ -337,12 +267,114 @@ func coarsen(name string, w map[rune][]uint16, seqs [][]rune, cw map[string][]ui
 	}
 	tbl := table{}
 	for r, ws := range w {
-		tbl[r] = phi(ws)
+		tbl[r] = k.phi(ws)
 		if len(tbl[r]) > 31 {
 			log.Fatalf("%s: U+%04X has %d units", name, r, len(tbl[r]))
 		}
 	}
 	return tbl
+}
+
+// coarsener is coarsen at work on the collation name: the characters'
+// weights w, the classes merged so far (parent, a union-find over weight
+// units) and the units dropped from keys.
+type coarsener struct {
+	name    string
+	w       map[rune][]uint16
+	parent  map[uint16]uint16
+	dropped map[uint16]bool
+}
+
+// find is the class of unit u, the smallest unit merged with it.
+func (k *coarsener) find(u uint16) uint16 {
+	p, ok := k.parent[u]
+	if !ok || p == u {
+		return u
+	}
+	r := k.find(p)
+	k.parent[u] = r
+	return r
+}
+
+// phi is the key of weights ws as far as coarsened: without ignorable and
+// dropped units, each unit replaced by its class.
+func (k *coarsener) phi(ws []uint16) []uint16 {
+	var out []uint16
+	for _, u := range ws {
+		if u == 0 || k.dropped[u] {
+			continue
+		}
+		out = append(out, k.find(u))
+	}
+	return out
+}
+
+// concat is the weights of the characters of s one after the other.
+func (k *coarsener) concat(s []rune) []uint16 {
+	var out []uint16
+	for _, r := range s {
+		out = append(out, weightOf(k.w, r)...)
+	}
+	return out
+}
+
+// drop drops r's weight units from every key.
+func (k *coarsener) drop(r rune) {
+	for _, u := range weightOf(k.w, r) {
+		if u != 0 && !k.dropped[u] {
+			k.dropped[u] = true
+			log.Printf("%s: U+%04X: weight %04X dropped from keys", k.name, r, u)
+		}
+	}
+}
+
+// pass takes one step for each contraction of seqs (cw holds their
+// weights) that does not yet weigh as its characters do, and reports
+// whether it took any.
+func (k *coarsener) pass(seqs [][]rune, cw map[string][]uint16) bool {
+	changed := false
+	for _, s := range seqs {
+		c, ok := cw[string(s)]
+		if !ok {
+			continue
+		}
+		if k.step(s, c) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// step makes contraction s, of weights c, weigh more nearly as its
+// characters do, by the steps coarsen lists; false if it already does.
+func (k *coarsener) step(s []rune, c []uint16) bool {
+	a, b := k.phi(k.concat(s)), k.phi(c)
+	if slices.Equal(a, b) {
+		return false
+	}
+	if len(s) == 2 && slices.Equal(k.phi(k.concat([]rune{s[1], s[0]})), b) {
+		k.drop(s[0])
+		return true
+	}
+	for _, r := range s[1:] {
+		k.drop(r)
+	}
+	a, b = k.phi(k.concat(s)), k.phi(c)
+	if len(a) == 1 && len(b) == 1 && a[0] != b[0] {
+		lo, hi := min(a[0], b[0]), max(a[0], b[0])
+		k.parent[hi] = lo
+		log.Printf("%s: %q: classes %04X and %04X merged", k.name, string(s), lo, hi)
+	} else if !slices.Equal(a, b) {
+		for _, r := range s {
+			k.drop(r)
+		}
+		for _, u := range c {
+			if u != 0 {
+				k.dropped[u] = true
+			}
+		}
+	}
+	return true
 }
 
 // implicit900 is UCA 9.0.0's implicit weight of a character DUCET does not
