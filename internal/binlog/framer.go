@@ -199,6 +199,7 @@ func (f *Framer) Push(ev Event) error {
 	return nil
 }
 
+// push frames ev once any statement before it is settled (see Push).
 func (f *Framer) push(ev Event) error {
 	t := ev.Type()
 	if t == replication.FORMAT_DESCRIPTION_EVENT {
@@ -212,6 +213,15 @@ func (f *Framer) push(ev Event) error {
 		}
 		return posErr(ev, fmt.Errorf("%w: event before any format description event", ErrCorrupt))
 	}
+	if err := f.verify(ev); err != nil {
+		return err
+	}
+	return f.pushEvent(ev, t)
+}
+
+// verify checks ev's checksum, and, when the format description announced
+// none, that the first event after it does not end with one after all.
+func (f *Framer) verify(ev Event) error {
 	if f.format.Checksum {
 		if err := ev.verifyCRC(); err != nil {
 			return posErr(ev, err)
@@ -229,6 +239,12 @@ func (f *Framer) push(ev Event) error {
 				ErrCorrupt, f.format.Event.Pos.Offset))
 		}
 	}
+	return nil
+}
+
+// pushEvent frames ev, of type t, by its type: it opens, extends or ends
+// the transaction being collected, or stands outside transactions.
+func (f *Framer) pushEvent(ev Event, t replication.EventType) error {
 	switch t {
 	case replication.ROTATE_EVENT, replication.STOP_EVENT, replication.PREVIOUS_GTIDS_EVENT,
 		replication.MARIADB_GTID_LIST_EVENT, replication.MARIADB_BINLOG_CHECKPOINT_EVENT:
@@ -253,17 +269,7 @@ func (f *Framer) push(ev Event) error {
 	case replication.GTID_EVENT, replication.ANONYMOUS_GTID_EVENT, replication.GTID_TAGGED_LOG_EVENT:
 		return f.open(ev, afterGTID)
 	case replication.MARIADB_GTID_EVENT:
-		// MariaDB's GTID event says itself what follows (sql/log_event.h,
-		// Gtid_log_event): a standalone statement (DDL, or a statement
-		// that is not transactional), or an event group that it opens in
-		// BEGIN's place and that runs to its XID, COMMIT or XA PREPARE.
-		if len(ev.Data) <= HeaderSize+12 {
-			return posErr(ev, fmt.Errorf("%w: GTID event of %d bytes", ErrCorrupt, len(ev.Data)))
-		}
-		if ev.Data[HeaderSize+12]&replication.BINLOG_MARIADB_FL_STANDALONE != 0 {
-			return f.open(ev, afterGTID)
-		}
-		return f.open(ev, explicit)
+		return f.openMariaGTID(ev)
 	case replication.QUERY_EVENT, replication.MARIADB_QUERY_COMPRESSED_EVENT, replication.EXECUTE_LOAD_QUERY_EVENT:
 		return f.pushQuery(ev)
 	case replication.XID_EVENT:
@@ -286,6 +292,28 @@ func (f *Framer) push(ev Event) error {
 		replication.APPEND_BLOCK_EVENT, replication.DELETE_FILE_EVENT:
 		return f.add(ev)
 	}
+	return f.pushOther(ev, t)
+}
+
+// openMariaGTID opens a transaction with a MariaDB GTID event, which says
+// itself what follows (sql/log_event.h, Gtid_log_event): a standalone
+// statement (DDL, or a statement that is not transactional), or an event
+// group that it opens in BEGIN's place and that runs to its XID, COMMIT or
+// XA PREPARE.
+func (f *Framer) openMariaGTID(ev Event) error {
+	if len(ev.Data) <= HeaderSize+12 {
+		return posErr(ev, fmt.Errorf("%w: GTID event of %d bytes", ErrCorrupt, len(ev.Data)))
+	}
+	if ev.Data[HeaderSize+12]&replication.BINLOG_MARIADB_FL_STANDALONE != 0 {
+		return f.open(ev, afterGTID)
+	}
+	return f.open(ev, explicit)
+}
+
+// pushOther frames ev, of type t, which pushEvent does not name: a rows
+// event, of any version, or an event the source says may be ignored.
+// Any other is unknown.
+func (f *Framer) pushOther(ev Event, t replication.EventType) error {
 	if IsRowsEvent(t) {
 		if err := f.add(ev); err != nil {
 			return err

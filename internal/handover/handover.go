@@ -176,11 +176,30 @@ type Applied struct {
 // Position computes what paraply applied from its checkpoint: the mark
 // (position, a MariaDB GTID position) and the GTIDs applied after it.
 func Position(position string, applied map[string]bool) (Applied, error) {
+	at, err := parseMark(position)
+	if err != nil {
+		return Applied{}, err
+	}
+	x := &extension{at: at, gapIn: map[uint32]bool{}, last: map[uint32]gtid{}}
+	x.extend(appliedBeyond(applied, at))
+	x.stoppedDDL(applied)
+	for d, g := range x.at {
+		if _, ok := x.last[d]; !ok {
+			x.last[d] = g
+		}
+	}
+	slices.Sort(x.missing)
+	return Applied{Pos: format(x.at), Missing: x.missing, Last: format(x.last)}, nil
+}
+
+// parseMark reads the checkpoint's mark, a MariaDB GTID position: the
+// last GTID of each domain it names.
+func parseMark(position string) (map[uint32]gtid, error) {
 	at := map[uint32]gtid{}
 	if strings.TrimSpace(position) != "" {
 		set, err := mysql.ParseMariadbGTIDSet(position)
 		if err != nil {
-			return Applied{}, fmt.Errorf("paraply's checkpoint %q: %w", position, err)
+			return nil, fmt.Errorf("paraply's checkpoint %q: %w", position, err)
 		}
 		for _, g := range strings.Split(set.String(), ",") {
 			if x, ok := parseGTID(strings.TrimSpace(g)); ok {
@@ -188,6 +207,11 @@ func Position(position string, applied map[string]bool) (Applied, error) {
 			}
 		}
 	}
+	return at, nil
+}
+
+// appliedBeyond is the applied GTIDs past the mark at, by domain.
+func appliedBeyond(applied map[string]bool, at map[uint32]gtid) map[uint32][]gtid {
 	beyond := map[uint32][]gtid{}
 	for s := range applied {
 		x, ok := parseGTID(s) // markers (GTID/ddlN) are not GTIDs
@@ -199,13 +223,27 @@ func Position(position string, applied map[string]bool) (Applied, error) {
 		}
 		beyond[x.domain] = append(beyond[x.domain], x)
 	}
-	var missing []string
-	gapIn := map[uint32]bool{} // domains in missing
-	last := map[uint32]gtid{}
+	return beyond
+}
+
+// extension is Position at work: the mark extended so far, the last
+// applied GTID of each domain, and the first GTID missing in each domain
+// with a gap.
+type extension struct {
+	at      map[uint32]gtid
+	missing []string
+	gapIn   map[uint32]bool // domains in missing
+	last    map[uint32]gtid
+}
+
+// extend moves the mark of each domain along the GTIDs applied beyond it
+// for as long as they follow without a gap, and notes the first missing
+// GTID where they do not.
+func (x *extension) extend(beyond map[uint32][]gtid) {
 	for d, gs := range beyond {
 		slices.SortFunc(gs, func(a, b gtid) int { return compare(a.seq, b.seq) })
-		last[d] = gs[len(gs)-1]
-		cur, known := at[d]
+		x.last[d] = gs[len(gs)-1]
+		cur, known := x.at[d]
 		if !known {
 			// A domain the mark does not name began after it: the
 			// source's position names every domain it has had, so its
@@ -217,46 +255,45 @@ func Position(position string, applied map[string]bool) (Applied, error) {
 			cur = gs[i]
 		}
 		if cur.seq > 0 {
-			at[d] = cur
+			x.at[d] = cur
 		}
 		if i < len(gs) {
-			missing = append(missing, fmt.Sprintf("%d-%d-%d", d, cur.server, cur.seq+1))
-			gapIn[d] = true
+			x.missing = append(x.missing, fmt.Sprintf("%d-%d-%d", d, cur.server, cur.seq+1))
+			x.gapIn[d] = true
 		}
 	}
-	// A transaction whose DDL ran and whose rows did not (a CREATE ...
-	// SELECT, or several DDL statements, stopped in between: only its
-	// GTID/ddlN markers are recorded) is missing too, however it is
-	// placed: a native replica would run its CREATE again and stop on the
-	// table it finds. The gap fill finishes it (its DDL is not run again).
+}
+
+// stoppedDDL notes as missing the transactions of applied whose DDL ran
+// and whose rows did not.
+//
+// Such a transaction (a CREATE ... SELECT, or several DDL statements,
+// stopped in between: only its GTID/ddlN markers are recorded) is missing
+// however it is placed: a native replica would run its CREATE again and
+// stop on the table it finds. The gap fill finishes it (its DDL is not run
+// again).
+func (x *extension) stoppedDDL(applied map[string]bool) {
 	for s := range applied {
 		base, _, marker := strings.Cut(s, "/")
-		x, ok := parseGTID(base)
+		g, ok := parseGTID(base)
 		if !marker || !ok || applied[base] {
 			continue
 		}
-		cur, known := at[x.domain]
-		if known && x.seq <= cur.seq {
+		cur, known := x.at[g.domain]
+		if known && g.seq <= cur.seq {
 			continue
 		}
-		if l, ok := last[x.domain]; !ok || l.seq < x.seq {
-			last[x.domain] = x
+		if l, ok := x.last[g.domain]; !ok || l.seq < g.seq {
+			x.last[g.domain] = g
 		}
-		if !gapIn[x.domain] {
+		if !x.gapIn[g.domain] {
 			if !known {
-				cur = gtid{domain: x.domain, server: x.server}
+				cur = gtid{domain: g.domain, server: g.server}
 			}
-			missing = append(missing, fmt.Sprintf("%d-%d-%d", x.domain, cur.server, cur.seq+1))
-			gapIn[x.domain] = true
+			x.missing = append(x.missing, fmt.Sprintf("%d-%d-%d", g.domain, cur.server, cur.seq+1))
+			x.gapIn[g.domain] = true
 		}
 	}
-	for d, g := range at {
-		if _, ok := last[d]; !ok {
-			last[d] = g
-		}
-	}
-	slices.Sort(missing)
-	return Applied{Pos: format(at), Missing: missing, Last: format(last)}, nil
 }
 
 // format writes a GTID position, domains in order.

@@ -16,40 +16,71 @@ import (
 // same way (app.js's fmtRate, fmtPct and fmtLag follow rate, pct and
 // lagText here).
 func WriteText(w io.Writer, r Report) error {
-	st, iv := r.Status, r.Interval
-	win := "over the last " + windowText(iv)
+	win := "over the last " + windowText(r.Interval)
 	var b strings.Builder
-	fmt.Fprintf(&b, "paraply: %s -> %s, %s dependencies, %s, commit order preserved: %v\n",
+	writeSummary(&b, r, win)
+	writeProgress(&b, r, win)
+	writeCoordinator(&b, r)
+	writeWorkers(&b, r, win)
+	writeHotTables(&b, r)
+	writeDiagnosis(&b, r, win)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeSummary prints what replicates where and how, which snapshot the
+// report is of, and the delay and filters in effect. win says what the
+// rates cover.
+func writeSummary(b *strings.Builder, r Report, win string) {
+	st, iv := r.Status, r.Interval
+	fmt.Fprintf(b, "paraply: %s -> %s, %s dependencies, %s, commit order preserved: %v\n",
 		st.Source, st.Target, st.Dependency, workersText(st), st.PreserveOrder)
-	fmt.Fprintf(&b, "snapshot %d, taken %s; rates and shares %s (%s to %s)\n", r.Snapshot.ID,
+	fmt.Fprintf(b, "snapshot %d, taken %s; rates and shares %s (%s to %s)\n", r.Snapshot.ID,
 		r.Snapshot.Time.UTC().Format("2006-01-02 15:04:05.000 MST"), win, iv.From.UTC().Format("15:04:05.0"), iv.To.UTC().Format("15:04:05.0"))
 	if st.Delay > 0 {
 		held := ""
 		if u := st.Dependencies.DelayedUntil; !u.IsZero() {
 			held = ", the next transaction is held until " + u.UTC().Format(time.DateTime+" MST")
 		}
-		fmt.Fprintf(&b, "delay: transactions are applied %s after the source committed them%s\n", st.Delay, held)
+		fmt.Fprintf(b, "delay: transactions are applied %s after the source committed them%s\n", st.Delay, held)
 	}
 	if f := st.Filters; f != nil {
-		fmt.Fprintf(&b, "filters: %s; left out so far: %d transactions (recorded as applied), %d row changes, %d statements\n",
+		fmt.Fprintf(b, "filters: %s; left out so far: %d transactions (recorded as applied), %d row changes, %d statements\n",
 			f.Rules, f.Transactions, f.Rows, f.Statements)
 	}
-	conn := "connected"
-	if !st.Receiver.Connected {
-		conn = "DISCONNECTED"
-		if st.Receiver.LastError != "" {
-			conn += " (" + st.Receiver.LastError + ")"
-		}
-	}
-	fmt.Fprintf(&b, "source %s, received up to %s\n", conn, r.Progress.Received)
-	fmt.Fprintf(&b, "target has everything up to %s (checkpoint %s)\n", r.Progress.Applied, r.Progress.Checkpoint)
-	fmt.Fprintf(&b, "%s (%s), at most %s %s; %d transactions received and not applied, %d queued, relay log %.1f MB\n",
-		lagLine(iv), lagHow(st), lagText(iv.LagMax), win, st.Backlog, st.Scheduler.Pending, float64(st.Relay.Bytes)/1e6)
-	fmt.Fprintf(&b, "applied %s/s, received %s/s (the source's own writes %s/s) %s\n\n",
-		rate(iv.AppliedRate), rate(iv.ReceivedRate), rate(iv.SourceRate), win)
+}
 
-	fmt.Fprintf(&b, "coordinator statistics, last %s:\n", windowText(iv))
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+// writeProgress prints the source connection, how far receiving and
+// applying got, the lag and the rates over win.
+func writeProgress(b *strings.Builder, r Report, win string) {
+	st, iv := r.Status, r.Interval
+	fmt.Fprintf(b, "source %s, received up to %s\n", connText(st), r.Progress.Received)
+	fmt.Fprintf(b, "target has everything up to %s (checkpoint %s)\n", r.Progress.Applied, r.Progress.Checkpoint)
+	fmt.Fprintf(b, "%s (%s), at most %s %s; %d transactions received and not applied, %d queued, relay log %.1f MB\n",
+		lagLine(iv), lagHow(st), lagText(iv.LagMax), win, st.Backlog, st.Scheduler.Pending, float64(st.Relay.Bytes)/1e6)
+	fmt.Fprintf(b, "applied %s/s, received %s/s (the source's own writes %s/s) %s\n\n",
+		rate(iv.AppliedRate), rate(iv.ReceivedRate), rate(iv.SourceRate), win)
+}
+
+// connText says whether the source connection is up, and if not, its
+// last error.
+func connText(st replicate.Status) string {
+	if st.Receiver.Connected {
+		return "connected"
+	}
+	conn := "DISCONNECTED"
+	if st.Receiver.LastError != "" {
+		conn += " (" + st.Receiver.LastError + ")"
+	}
+	return conn
+}
+
+// writeCoordinator prints the coordinator's waits by reason and how the
+// workers spent their time over the interval.
+func writeCoordinator(b *strings.Builder, r Report) {
+	iv := r.Interval
+	fmt.Fprintf(b, "coordinator statistics, last %s:\n", windowText(iv))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  events assigned\t%d\t\t(%.1f per target transaction)\n", iv.Assigned, iv.AvgBatch)
 	for _, k := range []struct{ key, label, of string }{
 		{"dependency", "waited at dependencies (clock conflicts)", "of the time"},
@@ -63,43 +94,55 @@ func WriteText(w io.Writer, r Report) error {
 		fmt.Fprintf(tw, "  %s\t%d\t%.2f s\t%s %s\n", k.label, wt.Count, wt.Seconds, pct(wt.Share), k.of)
 	}
 	tw.Flush()
-	fmt.Fprintf(&b, "worker time, last %s, of %s workers allowed (%.1f worker-seconds): exec %s  commit-turn wait %s  commit %s (%.1f ms each)  idle %s; busy %s; retries %d\n",
+	fmt.Fprintf(b, "worker time, last %s, of %s workers allowed (%.1f worker-seconds): exec %s  commit-turn wait %s  commit %s (%.1f ms each)  idle %s; busy %s; retries %d\n",
 		windowText(iv), workersNum(iv.WorkersAllowed), iv.CapacitySeconds, pct(iv.ExecShare), pct(iv.TurnShare), pct(iv.CommitShare),
 		iv.AvgCommitMs, pct(iv.IdleShare), pct(iv.BusyShare), iv.Retries)
+}
 
-	fmt.Fprintf(&b, "\nworkers allowed now: %s (their time %s; counts since start):\n", poolText(r.Pool), win)
-	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+// writeWorkers prints the table of the workers allowed now, the pool's
+// others, and the large transactions being applied.
+func writeWorkers(b *strings.Builder, r Report, win string) {
+	fmt.Fprintf(b, "\nworkers allowed now: %s (their time %s; counts since start):\n", poolText(r.Pool), win)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  worker\ttransactions\tcommits\texec\tturn\tcommit\tidle\tretries\t\n")
 	for _, wk := range r.Workers {
 		fmt.Fprintf(tw, "  %d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t\n", wk.Worker, wk.Transactions, wk.Works,
 			pct(wk.ExecShare), pct(wk.TurnShare), pct(wk.CommitShare), pct(wk.IdleShare), wk.Retries)
 	}
 	tw.Flush()
-	if line := othersText(r.Pool, st.AutoWorkers); line != "" {
-		fmt.Fprintf(&b, "  %s\n", line)
+	if line := othersText(r.Pool, r.Status.AutoWorkers); line != "" {
+		fmt.Fprintf(b, "  %s\n", line)
 	}
 	for _, wk := range r.Workers {
 		if l := wk.Large; l != nil {
 			// Why the lag grows while one transaction takes minutes.
-			fmt.Fprintf(&b, "  worker %d applies a large transaction, %s: %d of %d pieces, %.0f of %.0f MB%s, path %s\n",
+			fmt.Fprintf(b, "  worker %d applies a large transaction, %s: %d of %d pieces, %.0f of %.0f MB%s, path %s\n",
 				wk.Worker, l.GTID, l.PiecesDone, l.Pieces, float64(l.BytesDone)/1e6, float64(l.Bytes)/1e6, rowsDone(l.RowsDone, l.Rows), l.Path)
 		}
 	}
-	if len(r.HotTables) > 0 {
-		b.WriteString("\nhot tables (transactions admitted while an earlier writer of their rows was running, since start):\n")
-		for _, h := range r.HotTables {
-			fmt.Fprintf(&b, "  %8d  %s\n", h.Count, h.Name)
-		}
+}
+
+// writeHotTables prints the tables whose transactions were admitted while
+// an earlier writer of their rows ran, if any.
+func writeHotTables(b *strings.Builder, r Report) {
+	if len(r.HotTables) == 0 {
+		return
 	}
-	fmt.Fprintf(&b, "\ndiagnosis (%s):\n", win)
+	b.WriteString("\nhot tables (transactions admitted while an earlier writer of their rows was running, since start):\n")
+	for _, h := range r.HotTables {
+		fmt.Fprintf(b, "  %8d  %s\n", h.Count, h.Name)
+	}
+}
+
+// writeDiagnosis prints the findings over win, or why there are none yet.
+func writeDiagnosis(b *strings.Builder, r Report, win string) {
+	fmt.Fprintf(b, "\ndiagnosis (%s):\n", win)
 	for _, f := range r.Diagnosis {
-		fmt.Fprintf(&b, "  [%s] %s.\n         %s\n", f.Severity, f.Title, f.Advice)
+		fmt.Fprintf(b, "  [%s] %s.\n         %s\n", f.Severity, f.Title, f.Advice)
 	}
 	if len(r.Diagnosis) == 0 {
 		b.WriteString("  (no interval yet: the statistics need two samples, a second apart)\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // windowText says what an interval covers: the window asked for, or,

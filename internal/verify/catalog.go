@@ -112,48 +112,14 @@ func loadCatalog(ctx context.Context, db *sql.DB, sc scope, keys bool) (catalog,
 	cond, args := sc.where()
 	cat := catalog{}
 	err := query(ctx, db, "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' AND "+cond, args,
-		func(r *sql.Rows) error {
-			var n TableName
-			if err := r.Scan(&n.Schema, &n.Name); err != nil {
-				return err
-			}
-			cat[n] = &table{Name: n}
-			return nil
-		})
+		cat.scanTable)
 	if err != nil {
 		return nil, fmt.Errorf("list tables: %w", err)
 	}
 	err = query(ctx, db, `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE,
 		CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, GENERATION_EXPRESSION, NUMERIC_PRECISION, NUMERIC_SCALE
 		FROM information_schema.COLUMNS WHERE `+cond+` ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`, args,
-		func(r *sql.Rows) error {
-			var (
-				n                           TableName
-				c                           column
-				nullable, extra             string
-				charset, collation, genExpr sql.NullString
-				precision, scale            sql.NullInt64
-			)
-			if err := r.Scan(&n.Schema, &n.Name, &c.Name, &c.DataType, &c.Type, &nullable,
-				&charset, &collation, &extra, &genExpr, &precision, &scale); err != nil {
-				return err
-			}
-			t := cat[n]
-			if t == nil {
-				return nil // a view
-			}
-			c.DataType = strings.ToLower(c.DataType)
-			c.Type = normalizeType(c.Type)
-			c.Nullable = nullable == "YES"
-			c.Charset, c.Collation = normalizeCharset(charset.String), normalizeCharset(collation.String)
-			c.Generated = generatedKind(extra)
-			if c.Generated != "" {
-				c.GenExpr = genExpr.String
-			}
-			c.Precision, c.Scale = precision.Int64, scale.Int64
-			t.Columns = append(t.Columns, c)
-			return nil
-		})
+		cat.scanColumn)
 	if err != nil {
 		return nil, fmt.Errorf("list columns: %w", err)
 	}
@@ -163,34 +129,79 @@ func loadCatalog(ctx context.Context, db *sql.DB, sc scope, keys bool) (catalog,
 	err = query(ctx, db, `SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, COLUMN_NAME, INDEX_TYPE
 		FROM information_schema.STATISTICS WHERE NON_UNIQUE = 0 AND `+cond+`
 		ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX`, args,
-		func(r *sql.Rows) error {
-			var (
-				n         TableName
-				name, typ string
-				col       sql.NullString
-			)
-			if err := r.Scan(&n.Schema, &n.Name, &name, &col, &typ); err != nil {
-				return err
-			}
-			t := cat[n]
-			if t == nil {
-				return nil
-			}
-			if k := len(t.Unique); k == 0 || t.Unique[k-1].Name != name {
-				t.Unique = append(t.Unique, index{Name: name, Type: typ})
-			}
-			ix := &t.Unique[len(t.Unique)-1]
-			if !col.Valid { // MySQL functional key part: the key is unusable
-				ix.Type = "EXPRESSION"
-				return nil
-			}
-			ix.Columns = append(ix.Columns, col.String)
-			return nil
-		})
+		cat.scanKey)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
 	return cat, nil
+}
+
+// scanTable adds the base table of a row of information_schema.TABLES.
+func (cat catalog) scanTable(r *sql.Rows) error {
+	var n TableName
+	if err := r.Scan(&n.Schema, &n.Name); err != nil {
+		return err
+	}
+	cat[n] = &table{Name: n}
+	return nil
+}
+
+// scanColumn adds the column of a row of information_schema.COLUMNS to
+// its table, normalized for comparing; a view's is skipped.
+func (cat catalog) scanColumn(r *sql.Rows) error {
+	var (
+		n                           TableName
+		c                           column
+		nullable, extra             string
+		charset, collation, genExpr sql.NullString
+		precision, scale            sql.NullInt64
+	)
+	if err := r.Scan(&n.Schema, &n.Name, &c.Name, &c.DataType, &c.Type, &nullable,
+		&charset, &collation, &extra, &genExpr, &precision, &scale); err != nil {
+		return err
+	}
+	t := cat[n]
+	if t == nil {
+		return nil // a view
+	}
+	c.DataType = strings.ToLower(c.DataType)
+	c.Type = normalizeType(c.Type)
+	c.Nullable = nullable == "YES"
+	c.Charset, c.Collation = normalizeCharset(charset.String), normalizeCharset(collation.String)
+	c.Generated = generatedKind(extra)
+	if c.Generated != "" {
+		c.GenExpr = genExpr.String
+	}
+	c.Precision, c.Scale = precision.Int64, scale.Int64
+	t.Columns = append(t.Columns, c)
+	return nil
+}
+
+// scanKey adds a row of information_schema.STATISTICS, one key part of a
+// unique key, to its table's keys; rows come in key order.
+func (cat catalog) scanKey(r *sql.Rows) error {
+	var (
+		n         TableName
+		name, typ string
+		col       sql.NullString
+	)
+	if err := r.Scan(&n.Schema, &n.Name, &name, &col, &typ); err != nil {
+		return err
+	}
+	t := cat[n]
+	if t == nil {
+		return nil
+	}
+	if k := len(t.Unique); k == 0 || t.Unique[k-1].Name != name {
+		t.Unique = append(t.Unique, index{Name: name, Type: typ})
+	}
+	ix := &t.Unique[len(t.Unique)-1]
+	if !col.Valid { // MySQL functional key part: the key is unusable
+		ix.Type = "EXPRESSION"
+		return nil
+	}
+	ix.Columns = append(ix.Columns, col.String)
+	return nil
 }
 
 // query runs q and calls scan for each row.
