@@ -89,7 +89,7 @@ func TestWorkPastItsTurn(t *testing.T) {
 
 	obs := &turnObserver{turn: map[uint64]time.Duration{}}
 	seq := stage.NewSequencer(0)
-	pool := NewPool(Config{Workers: 2, PreserveOrder: true, MaxBackoff: 10 * time.Millisecond, Observer: obs,
+	pool := NewPool(Config{PreserveOrder: true, MaxBackoff: 10 * time.Millisecond, Observer: obs,
 		Logger: slog.New(slog.DiscardHandler)}, db, store, seq)
 	in := WorkChannels(2)
 	done := make(chan *stage.Work, 2)

@@ -112,7 +112,7 @@ func testCompactFallback(t *testing.T, db *sql.DB, store *checkpoint.Store, sche
 	var logs strings.Builder
 	run := func(w *stage.Work) error {
 		logs.Reset()
-		pool := NewPool(Config{Workers: 1, NoCompound: noCompound, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, db, store, seq)
+		pool := NewPool(Config{NoCompound: noCompound, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, db, store, seq)
 		in, done := make(chan *stage.Work, 1), make(chan *stage.Work, 1)
 		in <- w
 		close(in)
