@@ -44,11 +44,6 @@ func retryable(err error) bool {
 	return errors.Is(err, stage.ErrAborted) || errors.Is(err, errNotHead) || mysqlerr.Retryable(err)
 }
 
-// Retryable reports whether an error from the target goes away by trying
-// again (lock waits, deadlocks, lost connections, a server restarting).
-// It is retryable's, for internal/replicate until it asks mysqlerr.
-func Retryable(err error) bool { return retryable(err) }
-
 // isLockWait reports a lock wait timeout or deadlock.
 func isLockWait(err error) bool {
 	var me *mysql.MySQLError
