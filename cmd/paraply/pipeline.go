@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/paraply/paraply/internal/applier"
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/metrics"
 	"github.com/paraply/paraply/internal/replicate"
@@ -83,7 +84,6 @@ func addPreserveGTIDs(f *pflag.FlagSet, cfg *replicate.Config) {
 // and the status endpoint.
 type pipelineFlags struct {
 	target  targetFlags
-	mode    string
 	filters filterFlags
 	log     logFlags
 	http    httpFlags
@@ -94,11 +94,11 @@ type pipelineFlags struct {
 func (p *pipelineFlags) add(f *pflag.FlagSet, cfg *replicate.Config, httpDefault string) {
 	p.target.add(f)
 	f.Var((*workersValue)(cfg), "workers", fmt.Sprintf("parallel apply sessions on the target: a count, or auto (a pool of %d, of which paraply finds while it runs how many apply fastest)", replicate.AutoWorkersPool))
-	f.StringVar(&p.mode, "dependency", cfg.Mode.String(), "serial|database|commit-order|writeset|writeset-session")
+	f.Var(enumFlag[deptrack.Mode]{&cfg.Mode, deptrack.ParseMode}, "dependency", "serial|database|commit-order|writeset|writeset-session")
 	f.BoolVar(&cfg.PreserveOrder, "preserve-commit-order", cfg.PreserveOrder, "commit on the target in source order")
 	f.IntVar(&cfg.BatchTxns, "batch-max-txns", cfg.BatchTxns, "source transactions combined into one target transaction at most")
 	addPreserveGTIDs(f, cfg)
-	f.StringVar(&cfg.Apply, "apply", cfg.Apply, "how rows are applied: sql (SQL statements: fastest; tables with triggers on the target, system-versioned tables and sequences are refused) | binlog (the target's own row applier: exact as a native replica, slower; needs BINLOG REPLAY on a MariaDB target) | auto (sql, and binlog for what sql cannot apply exactly, when source and target are MariaDB and the account may)")
+	f.Var(enumFlag[applier.Path]{&cfg.Apply, applier.ParsePath}, "apply", "how rows are applied: sql (SQL statements: fastest; tables with triggers on the target, system-versioned tables and sequences are refused) | binlog (the target's own row applier: exact as a native replica, slower; needs BINLOG REPLAY on a MariaDB target) | auto (sql, and binlog for what sql cannot apply exactly, when source and target are MariaDB and the account may)")
 	f.IntVar(&cfg.PieceBytes, "large-txn-piece", cfg.PieceBytes, "a transaction larger than this many bytes is received, stored and applied in pieces of this size, in bounded memory")
 	f.BoolVar(&cfg.NoCompact, "no-compact", false, "apply every row change as its own statement (default: merge each row's changes and group rows, on tables with only a primary key)")
 	f.DurationVar(&cfg.BatchDelay, "batch-max-delay", 0, "how long a ready transaction may wait for its batch to fill (0: never)")
@@ -110,14 +110,9 @@ func (p *pipelineFlags) add(f *pflag.FlagSet, cfg *replicate.Config, httpDefault
 	p.filters.add(f)
 }
 
-// resolve fills cfg's target, dependency mode, filters and logger from
-// the flags.
+// resolve fills cfg's target, filters and logger from the flags.
 func (p *pipelineFlags) resolve(cfg *replicate.Config) error {
 	if err := p.target.resolve(cfg); err != nil {
-		return err
-	}
-	var err error
-	if cfg.Mode, err = deptrack.ParseMode(p.mode); err != nil {
 		return err
 	}
 	if err := p.filters.resolve(cfg); err != nil {
@@ -207,3 +202,29 @@ func (w *workersValue) Set(s string) error {
 }
 
 func (w *workersValue) Type() string { return "auto|N" }
+
+// enumFlag is a flag whose text is parsed once, as it is set, into the
+// type the pipeline takes (--dependency, --apply): a wrong value is an
+// error naming the flag before anything runs.
+type enumFlag[T fmt.Stringer] struct {
+	v     *T
+	parse func(string) (T, error)
+}
+
+func (e enumFlag[T]) String() string {
+	if e.v == nil {
+		return ""
+	}
+	return (*e.v).String()
+}
+
+func (e enumFlag[T]) Set(s string) error {
+	v, err := e.parse(s)
+	if err != nil {
+		return err
+	}
+	*e.v = v
+	return nil
+}
+
+func (e enumFlag[T]) Type() string { return "string" }

@@ -1,5 +1,7 @@
 package applier
 
+import "fmt"
+
 // Path is how workers apply row changes.
 type Path uint8
 
@@ -33,4 +35,14 @@ func (p Path) String() string {
 		return "auto"
 	}
 	return "sql"
+}
+
+// ParsePath reads a path as --apply spells it.
+func ParsePath(s string) (Path, error) {
+	for _, p := range []Path{SQLPath, BinlogPath, AutoPath} {
+		if s == p.String() {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("%q: want auto, binlog or sql", s)
 }

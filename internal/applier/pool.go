@@ -18,9 +18,6 @@ import (
 
 // Config configures the worker pool.
 type Config struct {
-	// Workers is ignored: the pool runs one worker per work channel given
-	// to Run. It goes once internal/replicate no longer sets it.
-	Workers int
 	// Path is how row changes are applied.
 	Path Path
 	// SourceSession runs DDL with the character sets and sql_mode of the

@@ -23,6 +23,7 @@ import (
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/filter"
 	"github.com/paraply/paraply/internal/relaylog"
+	"github.com/paraply/paraply/internal/retry"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
 	"github.com/paraply/paraply/internal/stage"
@@ -465,14 +466,7 @@ func (p *Preparer) hold(ctx context.Context, pr *stage.Prepared) bool {
 		p.stats.DelayedUntil = time.Time{}
 		p.mu.Unlock()
 	}()
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return retry.Sleep(ctx, wait)
 }
 
 // settleXA pairs the halves of an XA transaction. An XA PREPARE is held

@@ -73,7 +73,7 @@ type Config struct {
 	// cannot apply exactly), or "auto": SQL, and the target's row applier
 	// for the work that needs it, when the source and the target are
 	// MariaDB and the target account may run BINLOG statements (else sql).
-	Apply string
+	Apply applier.Path
 	// NoCompact turns off row compaction in target transactions (see
 	// applier.Config.NoCompact).
 	NoCompact bool
@@ -127,7 +127,7 @@ func Default() Config {
 		RelayMaxBytes: relaylog.DefaultMaxBytes,
 		ServerID:      4141,
 		BatchTxns:     256,
-		Apply:         "auto",
+		Apply:         applier.AutoPath,
 		PieceBytes:    DefaultPieceBytes,
 		Window:        4096,
 		Heartbeat:     time.Second,
@@ -150,8 +150,6 @@ func (c Config) Validate() error {
 		return errors.New("--server-id must not be 0")
 	case c.BatchTxns < 1:
 		return errors.New("--batch-max-txns must be at least 1")
-	case c.Apply != "auto" && c.Apply != "binlog" && c.Apply != "sql":
-		return errors.New("--apply must be auto, binlog or sql")
 	case c.PieceBytes < 64<<10:
 		return errors.New("--large-txn-piece must be at least 64KiB")
 	case c.Delay < 0:

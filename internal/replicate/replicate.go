@@ -134,7 +134,7 @@ func (r *Replica) pipe(ctx context.Context, st *begun) error {
 	r.mu.Lock()
 	r.receiver, r.relay, r.prep, r.seq = receiver, st.relay, prep, seq
 	r.mu.Unlock()
-	pool := applier.NewPool(applier.Config{Workers: r.cfg.Pool(), Path: st.path, SourceSession: st.sameFlavor, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
+	pool := applier.NewPool(applier.Config{Path: st.path, SourceSession: st.sameFlavor, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
 		PreserveGTIDs: r.cfg.PreserveGTIDs, Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, st.tgt, st.store, seq)
 	coord := scheduler.NewCoordinator(scheduler.Config{
 		Start: st.state.Position, Window: r.cfg.Window, BatchTxns: r.cfg.batchTxns(), BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Pool(), Adaptive: r.cfg.Auto(),
@@ -292,7 +292,7 @@ func (r *Replica) fromNative(ctx context.Context, tgt *sql.DB, state *checkpoint
 
 // applyPath resolves Config.Apply for this source and target.
 func (r *Replica) applyPath(ctx context.Context, tgt *sql.DB) (applier.Path, error) {
-	if r.cfg.Apply == "sql" {
+	if r.cfg.Apply == applier.SQLPath {
 		return applier.SQLPath, nil
 	}
 	ok, why, err := applier.CanReplay(ctx, tgt)
@@ -303,11 +303,11 @@ func (r *Replica) applyPath(ctx context.Context, tgt *sql.DB) (applier.Path, err
 		ok, why = false, "the source is not MariaDB (the target's row applier is exact for its own flavor's events)"
 	}
 	switch {
-	case ok && r.cfg.Apply == "binlog":
+	case ok && r.cfg.Apply == applier.BinlogPath:
 		return applier.BinlogPath, nil
 	case ok:
 		return applier.AutoPath, nil
-	case r.cfg.Apply == "binlog":
+	case r.cfg.Apply == applier.BinlogPath:
 		return 0, fmt.Errorf("--apply binlog: %s", why)
 	}
 	r.log.Info("applying rows with SQL statements: tables whose target fires triggers, system-versioned tables and sequences will be refused", "why", why)
