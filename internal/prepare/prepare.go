@@ -8,22 +8,17 @@ package prepare
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
-	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/paraply/paraply/internal/binlog"
-	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/filter"
 	"github.com/paraply/paraply/internal/relaylog"
-	"github.com/paraply/paraply/internal/retry"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
 	"github.com/paraply/paraply/internal/stage"
@@ -174,79 +169,6 @@ func (p *Preparer) count(deps deptrack.Deps) {
 	}
 }
 
-type tableKey struct {
-	def     *schema.Table
-	name    schema.TableName
-	columns uint64
-}
-
-// Run reads from src and sends to out until the end of the run, ctx is
-// done or an error. The end of a run flows downstream with the data: at
-// the end of src (io.EOF: binlog files, all read) or at Until, Run closes
-// out and returns nil, and the coordinator, its input closed, finishes
-// what it holds. On ctx or an error, out stays open.
-func (p *Preparer) Run(ctx context.Context, src EntrySource, out chan<- *stage.Prepared) error {
-	if p.Logger == nil {
-		p.Logger = slog.New(slog.DiscardHandler)
-	}
-	p.decoder = binlog.NewDecoder()
-	p.decoder.SetPrecision(p.precision)
-	p.extractor = deptrack.NewExtractor(p.Catalog)
-	p.extractor.Explain = true // names the tables of conflicting keys
-	p.tracker = deptrack.NewTracker(p.Mode, p.History)
-	p.temps = newTemporaries(p.LostTemporary)
-	p.tables = map[tableKey]*sqlgen.Table{}
-	p.prepared = map[string]*stage.Txn{}
-	passed := p.Start // the source position after the last transaction passed on
-	for {
-		e, err := src.Next(ctx)
-		switch {
-		case errors.Is(err, io.EOF):
-			close(out)
-			return nil
-		case err != nil && ctx.Err() != nil:
-			return nil
-		case err != nil:
-			return err
-		}
-		pr, err := p.prepare(e)
-		if err != nil {
-			return err
-		}
-		if p.UntilGTID && p.beyond(pr) {
-			p.stopBefore(pr, passed)
-			close(out)
-			return nil
-		}
-		if !p.hold(ctx, pr) {
-			return nil
-		}
-		select {
-		case out <- pr:
-			passed = pr.Resume
-		case <-ctx.Done():
-			return nil
-		}
-		if p.Until != nil && binlog.Covers(p.Flavor, passed, p.Until) {
-			close(out)
-			return nil
-		}
-	}
-}
-
-// stopBefore says where --until-gtid stops, before pr: after the last
-// transaction passed on. That is Until itself, unless the source
-// interleaves several domains and one went past its position before
-// another reached its own: MariaDB's replica would go on in the others;
-// paraply stops (it commits in one order) and says so.
-func (p *Preparer) stopBefore(pr *stage.Prepared, passed string) {
-	p.Logger.Info("stopping before a transaction beyond --until-gtid", "gtid", pr.Txn.GTID, "at", passed)
-	if !binlog.Covers(p.Flavor, passed, p.Until) {
-		p.Logger.Warn("--until-gtid: stopping before a transaction beyond the position in its domain, before another domain reached its own",
-			"until", p.Until.String(), "stopped_at", passed)
-	}
-}
-
 // prepare turns a relay log entry into a prepared transaction: decoded,
 // filtered, routed to its session, paired with its XA half, its
 // dependencies computed, its DDL followed and its tables resolved.
@@ -380,44 +302,6 @@ func refuse(it *stage.Txn) error {
 	return nil
 }
 
-// resolveTables resolves the SQL-generation view of each table the
-// transaction's rows (or a large one's table maps) write.
-func (p *Preparer) resolveTables(it *stage.Txn) error {
-	txn := it.Txn
-	maps := txn.LargeTables
-	var names []schema.TableName
-	if txn.Large {
-		names = make([]schema.TableName, len(maps))
-		for i, tm := range maps {
-			names[i] = schema.TableName{Schema: string(tm.Schema), Name: string(tm.Table)}
-		}
-	} else {
-		maps, names = make([]*replication.TableMapEvent, len(txn.Rows)), make([]schema.TableName, len(txn.Rows))
-		for i, r := range txn.Rows {
-			maps[i], names[i] = r.Table, schema.TableName{Schema: r.Schema(), Name: r.Name()}
-		}
-	}
-	tables := make([]*sqlgen.Table, len(maps))
-	for i, tm := range maps {
-		t, err := p.table(tm, names[i])
-		switch {
-		case err == nil:
-			tables[i] = t
-		case p.SQLOnly:
-			return &stage.ConflictError{GTID: it.GTID, Table: names[i].String(), What: "cannot apply rows", Err: err}
-		}
-		// On the binlog path the target's row applier decides, as a
-		// native replica's does (it takes extra columns at the end, for
-		// one); the table, when known, only names the row of a conflict.
-	}
-	if it.Large != nil {
-		it.Large.Tables = tables
-	} else {
-		it.Tables = tables
-	}
-	return nil
-}
-
 // pieces reads the pieces of a large entry again, one at a time: the
 // ones in the relay log (Entry.Parts), then its last (Entry.Txn).
 func (p *Preparer) pieces(e *relaylog.Entry) func(i int) (*binlog.RawTxn, error) {
@@ -431,152 +315,4 @@ func (p *Preparer) pieces(e *relaylog.Entry) func(i int) (*binlog.RawTxn, error)
 		}
 		return &binlog.RawTxn{Events: evs, Format: e.Txn.Format, Part: true}, nil
 	}
-}
-
-// beyond reports whether pr comes after Until in its domain.
-func (p *Preparer) beyond(pr *stage.Prepared) bool {
-	if p.Until == nil || pr.Txn.GTID == "" {
-		return false
-	}
-	one, err := binlog.ParseGTIDSet(p.Flavor, pr.Txn.GTID)
-	return err == nil && !p.Until.Contain(one)
-}
-
-// hold waits until pr's source commit time plus Delay has passed (false
-// when ctx ends first). A transaction the target has is not held.
-func (p *Preparer) hold(ctx context.Context, pr *stage.Prepared) bool {
-	if p.Delay <= 0 || pr.Skip {
-		return true
-	}
-	due := time.UnixMicro(pr.Txn.Txn.Timestamp).Add(p.Delay)
-	if p.ClockOffset != nil {
-		if off, ok := p.ClockOffset(); ok {
-			due = due.Add(off)
-		}
-	}
-	wait := time.Until(due)
-	if wait <= 0 {
-		return true
-	}
-	p.mu.Lock()
-	p.stats.DelayedUntil = due
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		p.stats.DelayedUntil = time.Time{}
-		p.mu.Unlock()
-	}()
-	return retry.Sleep(ctx, wait)
-}
-
-// settleXA pairs the halves of an XA transaction. An XA PREPARE is held
-// (the source has not committed it); its XA COMMIT takes its rows, tables
-// and raw events, so that one target transaction applies them and records
-// both GTIDs; an XA ROLLBACK records both and applies nothing. A held
-// prepare stays in memory until then.
-func (p *Preparer) settleXA(pr *stage.Prepared) error {
-	it := pr.Txn
-	switch it.Txn.XA {
-	case binlog.XAPrepare:
-		pr.Hold = true
-		p.prepared[it.Txn.XID] = it
-	case binlog.XACommit, binlog.XARollback:
-		held := p.prepared[it.Txn.XID]
-		if held == nil {
-			return &stage.ConflictError{GTID: it.GTID, What: fmt.Sprintf("%s %s: its XA PREPARE was not read (it comes before where replication started)", it.Txn.XA, it.Txn.XID)}
-		}
-		delete(p.prepared, it.Txn.XID)
-		pr.Releases = held.Seq
-		it.Also = []string{held.GTID}
-		if it.Txn.XA == binlog.XACommit {
-			merged := *it.Txn
-			merged.Rows, merged.Statements, merged.StatementDML = held.Txn.Rows, held.Txn.Statements, held.Txn.StatementDML
-			merged.Large, merged.LargeRows, merged.LargeTables, merged.LargeTableRows = held.Txn.Large, held.Txn.LargeRows, held.Txn.LargeTables, held.Txn.LargeTableRows
-			it.Txn, it.Raw, it.Tables, it.Large = &merged, held.Raw, held.Tables, held.Large
-			it.Bytes += held.Bytes
-		}
-	}
-	return nil
-}
-
-// followDDL applies the transaction's DDL to the catalog and says which
-// objects it changes.
-func (p *Preparer) followDDL(txn *binlog.Txn) (*stage.DDL, error) {
-	ddl := &stage.DDL{Statements: txn.Statements}
-	known := true
-	for _, st := range txn.Statements {
-		if st.Kind != binlog.StmtDDL {
-			continue
-		}
-		var session schema.Session // the target's defaults
-		if p.SourceSession {
-			session = schema.Session{CollationServer: int(st.Session.Server), DefaultUTF8MB4: int(st.Session.DefaultUTF8MB4)}
-		}
-		ch, err := p.Catalog.ApplyDDLIn(session, st.Schema, st.Query)
-		if err != nil {
-			known = false // tables are marked unknown; fingerprint everything
-			p.Logger.Warn("DDL not followed in the schema catalog: the tables it may touch are barriers, and the SQL path uses the binlog's column metadata for them, until paraply restarts and reads them from the target",
-				"gtid", txn.GTID.String(), "tables", ch.Tables, "err", err)
-		}
-		for _, s := range ch.Schemas {
-			ddl.Objects = append(ddl.Objects, checkpoint.Object{Schema: s})
-		}
-		for _, t := range ch.Tables {
-			ddl.Objects = append(ddl.Objects, checkpoint.Object{Schema: t.Schema, Table: t.Name})
-		}
-	}
-	if !known {
-		ddl.Objects = nil
-	}
-	p.extractor.Invalidate()
-	clear(p.tables)
-	return ddl, nil
-}
-
-// precision is the decoder's binlog.PrecisionFunc: the precision of the
-// catalog's columns, the target's, which MariaDB's replica also takes for
-// old-format temporal columns, for the table the filters write to (skip
-// for one they leave out, which the target may not have).
-func (p *Preparer) precision(db, table string) ([]int, bool) {
-	name, kept := p.targetName(db, table)
-	if !kept {
-		return nil, true
-	}
-	return p.Catalog.TemporalPrecision(name.Schema, name.Name)
-}
-
-// targetName is the name a source table has on the target under the
-// filters (--rewrite-db), and false if they leave its rows out. The
-// filter decides on decoded transactions, which this one is not yet: it
-// is asked about a row of the table.
-func (p *Preparer) targetName(db, table string) (schema.TableName, bool) {
-	name := schema.TableName{Schema: db, Name: table}
-	if p.Filter == nil {
-		return name, true
-	}
-	tm := &replication.TableMapEvent{Schema: []byte(db), Table: []byte(table)}
-	probe := &binlog.Txn{Rows: []*binlog.Rows{{Op: binlog.Insert, Table: tm}}}
-	if _, err := p.Filter.Txn(probe); err != nil {
-		return name, true // statements only fail it; there are none
-	}
-	if len(probe.Rows) == 0 {
-		return name, false
-	}
-	return schema.TableName{Schema: probe.Rows[0].Schema(), Name: probe.Rows[0].Name()}, true
-}
-
-// table resolves the SQL-generation view of the table a table map names
-// (name, as strings).
-func (p *Preparer) table(tm *replication.TableMapEvent, name schema.TableName) (*sqlgen.Table, error) {
-	def := p.Catalog.Table(name.Schema, name.Name)
-	k := tableKey{def: def, name: name, columns: tm.ColumnCount}
-	if t, ok := p.tables[k]; ok {
-		return t, nil
-	}
-	t, err := sqlgen.NewTableIn(p.Catalog, def, tm)
-	if err != nil {
-		return nil, err
-	}
-	p.tables[k] = t
-	return t, nil
 }

@@ -1,5 +1,7 @@
 package scheduler
 
+import "time"
+
 // waitKind is why the coordinator is not handing out work at an instant,
 // in the terms of MySQL's "Multi-threaded replica statistics" (seed 000).
 type waitKind uint8
@@ -52,4 +54,55 @@ func classifyWait(next bool, idle int, holding, blocked, full bool) waitKind {
 		return waitFull
 	}
 	return waitNone
+}
+
+// account keeps the wait statistics: a wait starts when the coordinator
+// cannot hand out work, and is attributed to its reason k (classifyWait).
+func (c *Coordinator) account(since *time.Time, kind *waitKind, k waitKind) {
+	if k == *kind {
+		return
+	}
+	now := time.Now()
+	c.flushWait(since, *kind, now)
+	switch k {
+	case waitDep:
+		c.stats.DepWaits++
+	case waitBarrier:
+		c.stats.BarrierWaits++
+	case waitBusy:
+		c.stats.BusyWaits++
+	case waitFull:
+		c.stats.FullWaits++
+	case waitSource:
+		c.stats.SourceWaits++
+	}
+	*kind = k
+	if k == waitNone {
+		*since = time.Time{}
+	} else {
+		*since = now
+	}
+}
+
+// flushWait adds the wait of the given kind in progress since *since to its
+// time, up to now, and restarts it there: the statistics published while a
+// long wait lasts include it.
+func (c *Coordinator) flushWait(since *time.Time, kind waitKind, now time.Time) {
+	if since.IsZero() {
+		return
+	}
+	d := now.Sub(*since)
+	switch kind {
+	case waitDep:
+		c.stats.DepWaitTime += d
+	case waitBarrier:
+		c.stats.BarrierWaitTime += d
+	case waitBusy:
+		c.stats.BusyWaitTime += d
+	case waitFull:
+		c.stats.FullWaitTime += d
+	case waitSource:
+		c.stats.SourceWaitTime += d
+	}
+	*since = now
 }
