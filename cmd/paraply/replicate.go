@@ -117,8 +117,9 @@ func (t *tlsFlags) config(host string) (*tls.Config, error) {
 // tuneGC trades memory for CPU unless GOGC or GOMEMLIMIT say otherwise:
 // the pipeline allocates per event (decoding, SQL text) while its live
 // heap stays small (bounded queues), so collecting a quarter as often
-// costs little memory and saved a quarter of paraply's CPU on the
-// write_only benchmark; the soft limit keeps the heap bounded anyway.
+// costs little memory and saves much of paraply's CPU (docs/benchmark.md,
+// "The measurements behind the defaults"); the soft limit keeps the heap
+// bounded anyway.
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)

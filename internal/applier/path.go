@@ -14,9 +14,9 @@ const (
 	// BinlogPath sends the row events themselves for the target's own row
 	// applier (package replay): exact as a native replica, needs the
 	// BINLOG REPLAY privilege on a MariaDB target. It costs the target
-	// more: on the benchmark's write_only backlog one worker applied 4,000
-	// tps this way and 7,300 tps with SQL (one BINLOG statement, one round
-	// trip and one table open per source transaction).
+	// more (one BINLOG statement, one round trip and one table open per
+	// source transaction; docs/benchmark.md, "The measurements behind the
+	// defaults").
 	BinlogPath
 	// AutoPath applies work with SQL, and with the binlog path when one
 	// of its tables is one SQL cannot apply exactly (triggers on the

@@ -9,9 +9,9 @@ import (
 )
 
 // go-mysql's RowsEvent.DecodeData builds, for every row image, a map of the
-// table's unsigned columns and a slice of the columns the image skips: on
-// the write_only benchmark a fifth of the preparer's row decoding, and a
-// twentieth of everything paraply allocated. A table whose columns are all
+// table's unsigned columns and a slice of the columns the image skips, a
+// large share of the preparer's row decoding on OLTP tables
+// (docs/benchmark.md, "The measurements behind the defaults"). A table whose columns are all
 // integers and strings (CHAR, VARCHAR, BINARY, VARBINARY), as many OLTP
 // tables are, has its images read here instead, value by value with
 // go-mysql's own functions, so the values are the ones DecodeData gives

@@ -30,9 +30,9 @@ const checkBytes = len("IF ROW_COUNT()<> THEN SET @paraply_rows=CONCAT('"+signal
 //
 // A multi-statement packet is answered with one OK packet per statement,
 // each sent as its statement ends, and the client wakes for each; a
-// compound statement is answered once. On the benchmark's write_only
-// backlog that took a quarter of paraply's CPU per transaction (0.032 to
-// 0.024 ms) and a little of the target's (0.059 to 0.056). The checks
+// compound statement is answered once, which costs both paraply and the
+// target less CPU (docs/benchmark.md, "The measurements behind the
+// defaults"). The checks
 // stop the compound statement at the first statement whose count differs
 // from its Expect, with an error CompoundError turns into the
 // *RowCountError that Check would have returned; the transaction stays
