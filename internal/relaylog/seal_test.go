@@ -27,8 +27,13 @@ func TestSealEndsReaders(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	l.Seal()
-	if err := <-got; !errors.Is(err, io.EOF) {
-		t.Fatalf("waiting reader after Seal: %v, want io.EOF", err)
+	select {
+	case err := <-got:
+		if !errors.Is(err, io.EOF) {
+			t.Fatalf("waiting reader after Seal: %v, want io.EOF", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a reader waiting at the end of the log was not woken by Seal")
 	}
 	for i := uint64(1); i <= 3; i++ {
 		e, err := behind.Next(context.Background())
