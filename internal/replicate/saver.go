@@ -63,7 +63,8 @@ func (s *saver) signal() {
 // any other, so that the checkpoint says where the run ended.
 func (s *saver) writeRetrying(ctx context.Context, p scheduler.Progress) error {
 	err := retry.Do(ctx, saveRetry, mysqlerr.Retryable, func() error {
-		wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		// Not ctx's cancellation: the last write, at a clean stop, goes on.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		return s.write(wctx, p)
 	}, nil)
