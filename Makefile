@@ -5,7 +5,7 @@
 GO ?= go
 BIN := bin/paraply
 
-.PHONY: all build demo test deps vet fmt clean soak lint
+.PHONY: all build demo test deps vet fmt clean soak lint release
 
 all: build
 
@@ -66,7 +66,27 @@ fmt:
 	gofmt -l -w cmd internal
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
+
+# make release   what a release ships, in dist/: static linux binaries for
+#                amd64 and arm64 (no cgo, -trimpath, the git revision
+#                recorded for `paraply version`), a Debian package of each
+#                (scripts/mkdeb.sh: the binary, the systemd unit
+#                paraply@.service, an example config) and SHA256SUMS of them
+#                all. The version is `git describe --tags --always --dirty`.
+DIST := dist
+RELEASE_ARCHS := amd64 arm64
+release:
+	rm -rf $(DIST)
+	mkdir -p $(DIST)
+	set -e; for arch in $(RELEASE_ARCHS); do \
+		echo "building $(DIST)/paraply-linux-$$arch"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -buildvcs=true -ldflags='-s -w' \
+			-o $(DIST)/paraply-linux-$$arch ./cmd/paraply; \
+		scripts/mkdeb.sh $(DIST)/paraply-linux-$$arch $$arch $(DIST); \
+	done
+	cd $(DIST) && sha256sum paraply-linux-* *.deb > SHA256SUMS
+	cat $(DIST)/SHA256SUMS
 
 # make bench        paraply against MariaDB's own replica (single thread, and
 #                   4/16 threads in each parallel mode) on the same backlogs,
