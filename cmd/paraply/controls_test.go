@@ -134,12 +134,12 @@ func TestReplicaControls(t *testing.T) {
 			return !held.IsZero()
 		})
 		metrics := httpGet(t, "http://"+addr+"/metrics")
-		if !strings.Contains(metrics, "paraply_delay_seconds 3\n") {
+		if !strings.Contains(metrics, "paraply_delay_seconds{stream=\"default\"} 3\n") {
 			t.Error("/metrics has no paraply_delay_seconds 3")
 		}
 		// The default, --workers auto: a pool of 16, of which it starts
 		// with 2 and, with nothing to apply, keeps it.
-		for _, want := range []string{"paraply_workers 16\n", "paraply_workers_limit 2\n"} {
+		for _, want := range []string{"paraply_workers{stream=\"default\"} 16\n", "paraply_workers_limit{stream=\"default\"} 2\n"} {
 			if !strings.Contains(metrics, want) {
 				t.Errorf("/metrics has no %q", want)
 			}

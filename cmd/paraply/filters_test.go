@@ -214,7 +214,7 @@ func checkFilterStatus(t *testing.T, addr string, whole int, logs *bytes.Buffer)
 	}
 	var n float64
 	for _, line := range strings.Split(httpGet(t, "http://"+addr+"/metrics"), "\n") {
-		if v, ok := strings.CutPrefix(line, "paraply_filtered_transactions_total "); ok {
+		if v, ok := strings.CutPrefix(line, "paraply_filtered_transactions_total{stream=\"default\"} "); ok {
 			fmt.Sscan(v, &n)
 		}
 	}

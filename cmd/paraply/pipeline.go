@@ -12,27 +12,33 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/paraply/paraply/internal/applier"
+	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/metrics"
 	"github.com/paraply/paraply/internal/replicate"
 	"github.com/paraply/paraply/internal/status"
 )
 
-// targetFlags are the target endpoint's flags: every command that
-// connects to the target has them.
+// targetFlags are the target endpoint's flags, and the stream on it:
+// every command that connects to the target has them.
 type targetFlags struct {
-	url, pwFile string
-	tls         tlsFlags
+	url, pwFile, name string
+	tls               tlsFlags
 }
 
 func (t *targetFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&t.url, "target", "", "target server, mysql://USER@HOST:PORT")
+	f.StringVar(&t.name, "name", checkpoint.DefaultStream, "the stream on the target: one paraply process per source, each stream with its own checkpoint (database paraply for default, paraply_stream_NAME otherwise), lock, metrics label and log field, as MariaDB's multi-source connection names")
 	f.StringVar(&t.pwFile, "target-password-file", "", "file holding the target password")
 	t.tls.add(f, "target")
 }
 
 // resolve fills cfg's target from the flags.
 func (t *targetFlags) resolve(cfg *replicate.Config) error {
+	if err := checkpoint.ValidStream(t.name); err != nil {
+		return fmt.Errorf("--name: %w", err)
+	}
+	cfg.Name = t.name
 	var err error
 	if cfg.Target, err = endpoint(t.url, "PARAPLY_TARGET_PASSWORD", t.pwFile); err != nil {
 		return fmt.Errorf("--target: %w", err)

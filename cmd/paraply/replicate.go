@@ -71,7 +71,7 @@ func (s *sourceFlags) add(f *pflag.FlagSet, cfg *replicate.Config) {
 	f.StringVar(&s.url, "source", "", "source server, mysql://USER@HOST:PORT")
 	f.StringVar(&s.pwFile, "source-password-file", "", "file holding the source password")
 	s.tls.add(f, "source")
-	f.StringVar(&cfg.RelayDir, "relay-dir", cfg.RelayDir, "directory of the relay log")
+	f.StringVar(&cfg.RelayDir, "relay-dir", cfg.RelayDir, "directory of the relay log (default paraply-relay, paraply-relay-NAME for stream NAME)")
 	f.Int64Var(&cfg.RelayMaxBytes, "relay-max-bytes", cfg.RelayMaxBytes, "disk the relay log may use; receiving pauses when it is full")
 	f.Uint32Var(&cfg.ServerID, "server-id", cfg.ServerID, "replica server_id presented to the source (unique among its replicas)")
 	f.DurationVar(&cfg.Heartbeat, "heartbeat", cfg.Heartbeat, "source heartbeat period (a silent stream is reconnected after 3)")

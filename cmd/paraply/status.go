@@ -3,16 +3,22 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/config"
+	"github.com/paraply/paraply/internal/replicate"
 	"github.com/paraply/paraply/internal/status"
 )
 
 func statusCmd() *cobra.Command {
 	var (
 		addr     string
+		target   targetFlags
 		watch    bool
 		asJSON   bool
 		interval time.Duration
@@ -33,9 +39,16 @@ lags and what to change. The lag line says how the lag is dated
 Every figure is of one snapshot of replicate's state, numbered, over the
 window --interval (10 s) that ends at it: the status page, /status.json
 and /metrics (paraply_status_snapshot) of the same snapshot show the same
-figures. --snapshot N prints snapshot N again (kept 10 minutes).`,
+figures. --snapshot N prints snapshot N again (kept 10 minutes).
+
+With --target, status lists instead every stream on that target (one per
+source, see replicate --name): its checkpoint's position, when it was
+saved, and whether a paraply process runs it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if target.url != "" {
+				return listStreams(cmd, &target)
+			}
 			client := &http.Client{Timeout: 5 * time.Second}
 			for {
 				rep, raw, err := status.Fetch(client, addr, interval, snapshot)
@@ -63,6 +76,46 @@ figures. --snapshot N prints snapshot N again (kept 10 minutes).`,
 	f.BoolVar(&watch, "watch", false, "refresh every second")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	f.DurationVar(&interval, "interval", status.DefaultWindow, "window of the rates, shares and coordinator statistics")
+	target.add(f)
+	// A stream's --config names its target: that must not turn status
+	// from asking the stream's process into listing the target's streams.
+	for _, name := range []string{"target", "name"} {
+		_ = f.SetAnnotation(name, config.NotFromFile, []string{"true"})
+	}
 	f.Int64Var(&snapshot, "snapshot", 0, "print this snapshot (its number is in the output, the page and paraply_status_snapshot) instead of the newest")
 	return cmd
+}
+
+// listStreams prints every stream the target holds the bookkeeping of.
+func listStreams(cmd *cobra.Command, t *targetFlags) error {
+	var cfg replicate.Config
+	if err := t.resolve(&cfg); err != nil {
+		return err
+	}
+	db, err := cfg.Target.WithTLS(cfg.TargetTLS).Open(nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	streams, err := checkpoint.Streams(cmd.Context(), db)
+	if err != nil {
+		return fmt.Errorf("target %s: %w", cfg.Target, err)
+	}
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "STREAM\tSTATE\tCOMMAND\tCHECKPOINT SAVED\tPOSITION")
+	for _, s := range streams {
+		state, saved, origin := "stopped", "never", "-"
+		if s.Running {
+			state = "running"
+		}
+		if s.Origin != 0 {
+			saved = s.Saved.UTC().Format(time.DateTime) + " UTC (" + time.Since(s.Saved).Round(time.Second).String() + " ago)"
+			origin = strings.TrimPrefix(s.Origin.String(), "paraply ")
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, state, origin, saved, s.Position)
+	}
+	if len(streams) == 0 {
+		fmt.Fprintf(w, "(no paraply stream on %s)\n", cfg.Target)
+	}
+	return w.Flush()
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/mysqlerr"
 	"github.com/paraply/paraply/internal/retry"
 	"github.com/paraply/paraply/internal/stage"
@@ -24,7 +23,7 @@ func (w *worker) attempt(ctx context.Context, work *stage.Work, turnFirst bool) 
 	}
 	if t.SourceRestarted {
 		w.p.threads.close()
-		if _, err := conn.ExecContext(ctx, checkpoint.TempForgetSQL); err != nil {
+		if _, err := conn.ExecContext(ctx, w.p.store.TempForgetSQL()); err != nil {
 			return tm, fmt.Errorf("forgetting the temporary tables of the source before its restart: %w", err)
 		}
 	}

@@ -38,7 +38,7 @@ func (w *worker) build(work *stage.Work, compact bool, p part) error {
 		rawAll(b, on)
 	}
 	if p != beforeTurn {
-		bookkeeping(work, b.Raw)
+		bookkeeping(w.p.store, work, b.Raw)
 	}
 	return nil
 }
@@ -53,13 +53,13 @@ func rawAll(b *sqlgen.Batch, qs []string) {
 // bookkeeping adds to a target transaction, through exec, the statements
 // that record work's GTIDs as applied and forget the markers of DDL
 // statements that ran before its rows (see worker.ddl).
-func bookkeeping(work *stage.Work, exec func(q string, args ...any)) {
-	q, args := checkpoint.AppliedSQL(work.Last().GTID, work.Others())
+func bookkeeping(store *checkpoint.Store, work *stage.Work, exec func(q string, args ...any)) {
+	q, args := store.AppliedSQL(work.Last().GTID, work.Others())
 	exec(q, args...)
 	for _, t := range work.Txns {
 		if t.DDL != nil && t.Txn.HasRows() {
 			for _, m := range ddlMarkers(t) {
-				q, args := checkpoint.ForgetSQL(m)
+				q, args := store.ForgetSQL(m)
 				exec(q, args...)
 			}
 		}

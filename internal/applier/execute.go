@@ -141,7 +141,7 @@ func (w *worker) rollBackAsSource(ctx context.Context, conn *sql.Conn, work *sta
 	b.Compact = false
 	b.Reset()
 	b.Raw("START TRANSACTION")
-	bookkeeping(work, b.Raw)
+	bookkeeping(w.p.store, work, b.Raw)
 	if _, err := w.runBatchAs(ctx, conn, b, work, false); err != nil {
 		w.rollback(conn)
 		return err

@@ -79,7 +79,7 @@ func (w *worker) replayLarge(ctx context.Context, conn *sql.Conn, work *stage.Wo
 		b.Format(format)
 	}
 	b.Exec("START TRANSACTION")
-	bookkeeping(work, b.Exec)
+	bookkeeping(w.p.store, work, b.Exec)
 	for i := 0; i < t.Large.Pieces; i++ {
 		rt, err := t.Large.Read(i)
 		if err != nil {
@@ -175,7 +175,7 @@ func (w *worker) executeLarge(ctx context.Context, conn *sql.Conn, work *stage.W
 			savepoints(b, stmts, len(txn.Rows))
 		}
 		if i == t.Large.Pieces-1 {
-			bookkeeping(work, b.Raw)
+			bookkeeping(w.p.store, work, b.Raw)
 		}
 		if err := run(); err != nil {
 			return err

@@ -25,7 +25,7 @@ func (w *worker) replayWork(ctx context.Context, conn *sql.Conn, work *stage.Wor
 	b := w.replayBuilder()
 	format := w.format
 	b.Exec("START TRANSACTION")
-	bookkeeping(work, b.Exec)
+	bookkeeping(w.p.store, work, b.Exec)
 	for i, t := range work.Txns {
 		if t.Raw.Format != format {
 			format = t.Raw.Format

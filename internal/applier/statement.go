@@ -107,14 +107,14 @@ func (w *worker) executeStatements(ctx context.Context, work *stage.Work) (time.
 	b := &w.batch
 	b.Compact = false
 	b.Reset()
-	bookkeeping(work, b.Raw)
+	bookkeeping(w.p.store, work, b.Raw)
 	for _, t := range work.Txns {
 		for _, n := range t.TempCreated {
-			q, args := checkpoint.TempCreatedSQL(checkpoint.TempTable{Thread: t.Session, Schema: n.Schema, Name: n.Name, GTID: t.GTID})
+			q, args := w.p.store.TempCreatedSQL(checkpoint.TempTable{Thread: t.Session, Schema: n.Schema, Name: n.Name, GTID: t.GTID})
 			b.Raw(q, args...)
 		}
 		for _, n := range t.TempDropped {
-			q, args := checkpoint.TempDroppedSQL(t.Session, n.Schema, n.Name)
+			q, args := w.p.store.TempDroppedSQL(t.Session, n.Schema, n.Name)
 			b.Raw(q, args...)
 		}
 	}

@@ -130,7 +130,7 @@ func (s *Store) allObjects(ctx context.Context) ([]Object, error) {
 	rows, err := s.db.QueryContext(ctx,
 		"SELECT s.SCHEMA_NAME, COALESCE(t.TABLE_NAME, '') FROM information_schema.SCHEMATA s "+
 			"LEFT JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = s.SCHEMA_NAME AND t.TABLE_TYPE = 'BASE TABLE' "+
-			"WHERE s.SCHEMA_NAME NOT IN ('mysql','information_schema','performance_schema','sys','paraply')")
+			"WHERE s.SCHEMA_NAME NOT IN ('mysql','information_schema','performance_schema','sys') AND "+BookkeepingSQL("s.SCHEMA_NAME"))
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (s *Store) BeginDDL(ctx context.Context, gtid, schema, query string, objs [
 		return err
 	}
 	_, err = s.db.ExecContext(ctx,
-		"REPLACE INTO `paraply`.`ddl` (`gtid`, `schema_name`, `query`, `fingerprint`, `objects`) VALUES (?, ?, ?, ?, ?)",
+		s.sql("REPLACE INTO `paraply`.`ddl` (`gtid`, `schema_name`, `query`, `fingerprint`, `objects`) VALUES (?, ?, ?, ?, ?)"),
 		gtid, schema, query, fp, encodeObjects(objs))
 	if err != nil {
 		return fmt.Errorf("recording DDL %s before running it: %w", gtid, err)
@@ -178,17 +178,17 @@ func (s *Store) EndDDL(ctx context.Context, gtid string, forget ...string) error
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, "INSERT IGNORE INTO `paraply`.`applied` (`gtid`) VALUES (?)", gtid); err != nil {
+	if _, err := tx.ExecContext(ctx, s.sql("INSERT IGNORE INTO `paraply`.`applied` (`gtid`) VALUES (?)"), gtid); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM `paraply`.`ddl` WHERE `gtid` = ?", gtid); err != nil {
+	if _, err := tx.ExecContext(ctx, s.sql("DELETE FROM `paraply`.`ddl` WHERE `gtid` = ?"), gtid); err != nil {
 		return err
 	}
 	for _, m := range forget {
 		if m == gtid {
 			continue
 		}
-		q, args := ForgetSQL(m)
+		q, args := s.ForgetSQL(m)
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return err
 		}
@@ -200,8 +200,8 @@ func (s *Store) EndDDL(ctx context.Context, gtid string, forget ...string) error
 // GTID of one statement of a transaction (GTID/ddlN) recorded so that a
 // crash before the rest of the transaction does not run it again: the
 // transaction's own GTID takes its place in the same target transaction.
-func ForgetSQL(marker string) (string, []any) {
-	return "DELETE FROM `paraply`.`applied` WHERE `gtid` = ?", []any{marker}
+func (s *Store) ForgetSQL(marker string) (string, []any) {
+	return s.sql("DELETE FROM `paraply`.`applied` WHERE `gtid` = ?"), []any{marker}
 }
 
 // Outcome says what became of a DDL that was running at a crash.
@@ -233,7 +233,7 @@ func (s *Store) ResolveDDL(ctx context.Context, p *PendingDDL) (Outcome, error) 
 	if fp != p.Fingerprint {
 		return DDLApplied, s.EndDDL(ctx, p.GTID)
 	}
-	_, err = s.db.ExecContext(ctx, "DELETE FROM `paraply`.`ddl` WHERE `gtid` = ?", p.GTID)
+	_, err = s.db.ExecContext(ctx, s.sql("DELETE FROM `paraply`.`ddl` WHERE `gtid` = ?"), p.GTID)
 	return DDLNotApplied, err
 }
 
@@ -244,6 +244,6 @@ func (s *Store) ResolveDDL(ctx context.Context, p *PendingDDL) (Outcome, error) 
 // the row would let the next start take a DDL that failed part way (one of
 // several tables dropped) for one that took effect, and step over it.
 func (s *Store) AbandonDDL(ctx context.Context, gtid string) error {
-	_, err := s.db.ExecContext(ctx, "DELETE FROM `paraply`.`ddl` WHERE `gtid` = ?", gtid)
+	_, err := s.db.ExecContext(ctx, s.sql("DELETE FROM `paraply`.`ddl` WHERE `gtid` = ?"), gtid)
 	return err
 }

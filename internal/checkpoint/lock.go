@@ -26,6 +26,7 @@ const lockWait = 10 * time.Second
 // own.
 type TargetLock struct {
 	db   *sql.DB
+	name string // the lock's name (lockNameOf)
 	mu   sync.Mutex
 	conn *sql.Conn // nil while lost and not taken again
 }
@@ -35,26 +36,37 @@ type TargetLock struct {
 // SIGKILLed a moment ago holds it until the server notices its connection
 // closed), then a lock held elsewhere is ErrLocked.
 func Lock(ctx context.Context, db *sql.DB) (*TargetLock, error) {
-	conn, err := take(ctx, db, lockWait)
+	return LockStream(ctx, db, DefaultStream)
+}
+
+// LockStream takes stream's lock on the target, as Lock takes the default
+// stream's: one paraply process at a time works on a stream, and streams
+// do not wait for each other.
+func LockStream(ctx context.Context, db *sql.DB, stream string) (*TargetLock, error) {
+	name := lockNameOf(stream)
+	conn, err := take(ctx, db, name, lockWait)
 	if err != nil {
 		return nil, err
 	}
-	return &TargetLock{db: db, conn: conn}, nil
+	return &TargetLock{db: db, conn: conn, name: name}, nil
 }
 
 // take runs GET_LOCK on a new connection, returned if it holds the lock.
-func take(ctx context.Context, db *sql.DB, wait time.Duration) (*sql.Conn, error) {
+func take(ctx context.Context, db *sql.DB, name string, wait time.Duration) (*sql.Conn, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", lockName, wait.Seconds()).Scan(&got); err != nil {
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", name, wait.Seconds()).Scan(&got); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("taking the lock %s on the target: %w", lockName, err)
+		return nil, fmt.Errorf("taking the lock %s on the target: %w", name, err)
 	}
 	if !got.Valid || got.Int64 != 1 {
 		conn.Close()
+		if name != lockName {
+			return nil, fmt.Errorf("%w (stream lock %s)", ErrLocked, name)
+		}
 		return nil, ErrLocked
 	}
 	return conn, nil
@@ -86,18 +98,18 @@ func (l *TargetLock) check(ctx context.Context, log *slog.Logger) error {
 	defer l.mu.Unlock()
 	if l.conn != nil {
 		var mine sql.NullBool
-		err := l.conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", lockName).Scan(&mine)
+		err := l.conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", l.name).Scan(&mine)
 		if err == nil && mine.Valid && mine.Bool {
 			return nil
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		log.Warn("the target lock was lost (its connection ended); taking it again", "lock", lockName, "err", err)
+		log.Warn("the target lock was lost (its connection ended); taking it again", "lock", l.name, "err", err)
 		l.conn.Close()
 		l.conn = nil
 	}
-	conn, err := take(ctx, l.db, 0)
+	conn, err := take(ctx, l.db, l.name, 0)
 	switch {
 	case errors.Is(err, ErrLocked):
 		return fmt.Errorf("the target lock was lost and another process holds it now: stopping, two processes must not work on one target: %w", err)
@@ -105,7 +117,7 @@ func (l *TargetLock) check(ctx context.Context, log *slog.Logger) error {
 		return nil // the target does not answer: try again at the next check
 	}
 	l.conn = conn
-	log.Info("the target lock is held again", "lock", lockName)
+	log.Info("the target lock is held again", "lock", l.name)
 	return nil
 }
 
@@ -121,7 +133,7 @@ func (l *TargetLock) Release() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, _ = l.conn.ExecContext(ctx, "DO RELEASE_LOCK(?)", lockName)
+	_, _ = l.conn.ExecContext(ctx, "DO RELEASE_LOCK(?)", l.name)
 	l.conn.Close()
 	l.conn = nil
 }

@@ -26,6 +26,7 @@
 package checkpoint
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -102,17 +103,20 @@ type ForeignCheckpointError struct {
 	// Origin wrote the checkpoint; Position is its low-water mark.
 	Origin   Origin
 	Position string
-	// Want is the origin of the Store that found it.
-	Want Origin
+	// Want is the origin of the Store that found it; Schema is the
+	// stream's bookkeeping database.
+	Want   Origin
+	Schema string
 }
 
 // Error says whose checkpoint the target holds and what to do.
 func (e *ForeignCheckpointError) Error() string {
-	return fmt.Sprintf("the target holds the checkpoint of %s (paraply.progress id %d, position %q), not of %s: "+
+	schema := cmp.Or(e.Schema, Schema)
+	return fmt.Sprintf("the target holds the checkpoint of %s (%s.progress id %d, position %q), not of %s: "+
 		"the two do not read each other's checkpoints. If the target should now be applied to by %s "+
-		"(for example after a point-in-time recovery has finished), DROP DATABASE `paraply` on the target "+
+		"(for example after a point-in-time recovery has finished), DROP DATABASE `%s` on the target "+
 		"and start with --start-gtid set to that position",
-		e.Origin, uint8(e.Origin), e.Position, e.Want, e.Want)
+		e.Origin, schema, uint8(e.Origin), e.Position, e.Want, e.Want, schema)
 }
 
 // Store reads and writes the bookkeeping tables. Its methods may be called
@@ -120,6 +124,9 @@ func (e *ForeignCheckpointError) Error() string {
 type Store struct {
 	db     *sql.DB
 	origin Origin
+	// stream is the stream whose bookkeeping this is, in database schema
+	// (see stream.go); applied is AppliedSQL's statement for it.
+	stream, schema, applied string
 }
 
 // NewStore uses db, a pool on the target, for the checkpoint of
@@ -127,7 +134,23 @@ type Store struct {
 func NewStore(db *sql.DB) *Store { return NewStoreFor(db, Replicate) }
 
 // NewStoreFor uses db for the checkpoint of origin.
-func NewStoreFor(db *sql.DB, origin Origin) *Store { return &Store{db: db, origin: origin} }
+func NewStoreFor(db *sql.DB, origin Origin) *Store {
+	return NewStreamStore(db, origin, DefaultStream)
+}
+
+// NewStreamStore uses db for the checkpoint of origin in stream (a valid
+// name: ValidStream).
+func NewStreamStore(db *sql.DB, origin Origin, stream string) *Store {
+	s := &Store{db: db, origin: origin, stream: stream, schema: SchemaOf(stream)}
+	s.applied = s.sql(appliedSQL)
+	return s
+}
+
+// Stream is the stream whose checkpoint the store keeps.
+func (s *Store) Stream() string { return s.stream }
+
+// Schema is the database the store keeps it in.
+func (s *Store) Schema() string { return s.schema }
 
 // Init creates the bookkeeping schema and tables if they are missing. It
 // runs them in the paraply database, so that a target started with
@@ -145,11 +168,11 @@ func (s *Store) Init(ctx context.Context) error {
 	// then leave out.
 	defer func() { _ = conn.Raw(func(any) error { return driver.ErrBadConn }) }()
 	for i, q := range ddlStatements {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
+		if _, err := conn.ExecContext(ctx, s.sql(q)); err != nil {
 			return fmt.Errorf("creating paraply's bookkeeping tables on the target: %w", err)
 		}
 		if i == 0 {
-			if _, err := conn.ExecContext(ctx, "USE `"+Schema+"`"); err != nil {
+			if _, err := conn.ExecContext(ctx, "USE `"+s.schema+"`"); err != nil {
 				return fmt.Errorf("creating paraply's bookkeeping tables on the target: %w", err)
 			}
 		}
@@ -158,22 +181,22 @@ func (s *Store) Init(ctx context.Context) error {
 	// the list of others: one row per GTID, which reads the same.
 	var n int
 	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS "+
-		"WHERE TABLE_SCHEMA = 'paraply' AND TABLE_NAME = 'applied' AND COLUMN_NAME = 'others'").Scan(&n); err != nil {
+		"WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'applied' AND COLUMN_NAME = 'others'", s.schema).Scan(&n); err != nil {
 		return fmt.Errorf("reading paraply.applied's columns: %w", err)
 	}
 	if n == 0 {
-		if _, err := conn.ExecContext(ctx, "ALTER TABLE `paraply`.`applied` ADD COLUMN `others` MEDIUMTEXT CHARACTER SET ascii NULL"); err != nil {
+		if _, err := conn.ExecContext(ctx, s.sql("ALTER TABLE `paraply`.`applied` ADD COLUMN `others` MEDIUMTEXT CHARACTER SET ascii NULL")); err != nil {
 			return fmt.Errorf("adding the column others to paraply.applied: %w", err)
 		}
 	}
 	// Nor does it have paraply.progress's record of the first start's
 	// --start-gtid: unknown, which reads as none was given.
 	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS "+
-		"WHERE TABLE_SCHEMA = 'paraply' AND TABLE_NAME = 'progress' AND COLUMN_NAME = 'started'").Scan(&n); err != nil {
+		"WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'progress' AND COLUMN_NAME = 'started'", s.schema).Scan(&n); err != nil {
 		return fmt.Errorf("reading paraply.progress's columns: %w", err)
 	}
 	if n == 0 {
-		if _, err := conn.ExecContext(ctx, "ALTER TABLE `paraply`.`progress` ADD COLUMN `started` MEDIUMTEXT CHARACTER SET ascii NULL"); err != nil {
+		if _, err := conn.ExecContext(ctx, s.sql("ALTER TABLE `paraply`.`progress` ADD COLUMN `started` MEDIUMTEXT CHARACTER SET ascii NULL")); err != nil {
 			return fmt.Errorf("adding the column started to paraply.progress: %w", err)
 		}
 	}
@@ -229,7 +252,7 @@ func (s *Store) Load(ctx context.Context) (*State, error) {
 // scanApplied calls found for every GTID of the rows of paraply.applied
 // that where (a WHERE clause with args, or "" for all rows) selects.
 func (s *Store) scanApplied(ctx context.Context, where string, args []any, found func(gtid string)) error {
-	rows, err := s.db.QueryContext(ctx, "SELECT `gtid`, `others` FROM `paraply`.`applied` "+where, args...)
+	rows, err := s.db.QueryContext(ctx, s.sql("SELECT `gtid`, `others` FROM `paraply`.`applied` "+where), args...)
 	if err != nil {
 		return fmt.Errorf("reading paraply.applied: %w", err)
 	}
@@ -256,7 +279,7 @@ func (s *Store) scanApplied(ctx context.Context, where string, args []any, found
 // loadProgress reads the store's row of paraply.progress into st, and
 // refuses a row of another origin.
 func (s *Store) loadProgress(ctx context.Context, st *State) error {
-	rows, err := s.db.QueryContext(ctx, "SELECT `id`, `position`, `relay_index`, `started` FROM `paraply`.`progress`")
+	rows, err := s.db.QueryContext(ctx, s.sql("SELECT `id`, `position`, `relay_index`, `started` FROM `paraply`.`progress`"))
 	if err != nil {
 		return fmt.Errorf("reading paraply.progress: %w", err)
 	}
@@ -270,7 +293,7 @@ func (s *Store) loadProgress(ctx context.Context, st *State) error {
 			return fmt.Errorf("reading paraply.progress: %w", err)
 		}
 		if Origin(id) != s.origin {
-			return &ForeignCheckpointError{Origin: Origin(id), Position: pos, Want: s.origin}
+			return &ForeignCheckpointError{Origin: Origin(id), Position: pos, Want: s.origin, Schema: s.schema}
 		}
 		st.Position, st.RelayIndex, st.Started = pos, relay, started.String
 	}
@@ -285,8 +308,8 @@ func (s *Store) loadProgress(ctx context.Context, st *State) error {
 func (s *Store) pendingDDL(ctx context.Context, gtid string) (*PendingDDL, error) {
 	var p PendingDDL
 	var objects string
-	err := s.db.QueryRowContext(ctx, "SELECT `gtid`, `schema_name`, `query`, `fingerprint`, `objects` FROM `paraply`.`ddl` "+
-		"WHERE ? = '' OR `gtid` = ? ORDER BY `started_at` LIMIT 1", gtid, gtid).
+	err := s.db.QueryRowContext(ctx, s.sql("SELECT `gtid`, `schema_name`, `query`, `fingerprint`, `objects` FROM `paraply`.`ddl` "+
+		"WHERE ? = '' OR `gtid` = ? ORDER BY `started_at` LIMIT 1"), gtid, gtid).
 		Scan(&p.GTID, &p.Schema, &p.Query, &p.Fingerprint, &objects)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -310,8 +333,8 @@ func (s *Store) SaveProgress(ctx context.Context, position string, relayIndex ui
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx,
-		"INSERT INTO `paraply`.`progress` (`id`, `position`, `relay_index`) VALUES (?, ?, ?) "+
-			"ON DUPLICATE KEY UPDATE `position` = VALUES(`position`), `relay_index` = VALUES(`relay_index`)",
+		s.sql("INSERT INTO `paraply`.`progress` (`id`, `position`, `relay_index`) VALUES (?, ?, ?) "+
+			"ON DUPLICATE KEY UPDATE `position` = VALUES(`position`), `relay_index` = VALUES(`relay_index`)"),
 		uint8(s.origin), position, relayIndex); err != nil {
 		return fmt.Errorf("writing paraply.progress: %w", err)
 	}
@@ -321,6 +344,7 @@ func (s *Store) SaveProgress(ctx context.Context, position string, relayIndex ui
 		if n < compactGTIDs {
 			q = deleteAppliedSQL(n)
 		}
+		q = s.sql(q)
 		args := make([]any, n)
 		for i, g := range covered[:n] {
 			args[i] = g
@@ -338,7 +362,7 @@ func (s *Store) SaveProgress(ctx context.Context, position string, relayIndex ui
 // the checkpoint's first row: a later start given the same is the same
 // command started again, not another position (see State.Started).
 func (s *Store) SaveStart(ctx context.Context, given string) error {
-	if _, err := s.db.ExecContext(ctx, "UPDATE `paraply`.`progress` SET `started` = ? WHERE `id` = ?", given, uint8(s.origin)); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.sql("UPDATE `paraply`.`progress` SET `started` = ? WHERE `id` = ?"), given, uint8(s.origin)); err != nil {
 		return fmt.Errorf("writing paraply.progress: %w", err)
 	}
 	return nil
@@ -369,11 +393,13 @@ func deleteAppliedSQL(n int) string {
 	return b.String()
 }
 
+const appliedSQL = "INSERT INTO `paraply`.`applied` (`gtid`, `others`) VALUES (?, ?)"
+
 // AppliedSQL is the statement a worker adds to a target transaction to
 // record the GTIDs it applies, with its arguments: one row, keyed by the
 // GTID of its newest source transaction, with the others it applies.
-func AppliedSQL(key string, others []string) (string, []any) {
-	q := "INSERT INTO `paraply`.`applied` (`gtid`, `others`) VALUES (?, ?)"
+func (s *Store) AppliedSQL(key string, others []string) (string, []any) {
+	q := s.applied
 	if len(others) == 0 {
 		return q, []any{key, nil}
 	}
@@ -408,7 +434,7 @@ func (s *Store) Applied(ctx context.Context, gtids []string) (int, error) {
 // by hand. Recording one twice changes nothing.
 func (s *Store) Skip(ctx context.Context, gtids []string) error {
 	for _, g := range gtids {
-		if _, err := s.db.ExecContext(ctx, "INSERT IGNORE INTO `paraply`.`applied` (`gtid`) VALUES (?)", g); err != nil {
+		if _, err := s.db.ExecContext(ctx, s.sql("INSERT IGNORE INTO `paraply`.`applied` (`gtid`) VALUES (?)"), g); err != nil {
 			return fmt.Errorf("recording %s as applied: %w", g, err)
 		}
 	}

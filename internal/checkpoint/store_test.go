@@ -40,7 +40,7 @@ func TestSaveProgressDoesNotWaitForWorkers(t *testing.T) {
 		all = append(all, fmt.Sprintf("0-1-%d", i))
 	}
 	for _, g := range all {
-		q, args := AppliedSQL(g, nil)
+		q, args := st.AppliedSQL(g, nil)
 		if _, err := db.ExecContext(ctx, q, args...); err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestSaveProgressDoesNotWaitForWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, g := range pending {
-		q, args := AppliedSQL(g, nil)
+		q, args := st.AppliedSQL(g, nil)
 		if _, err := worker.ExecContext(ctx, q, args...); err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func TestAppliedRows(t *testing.T) {
 		}
 	}
 	for _, w := range [][]string{{"0-1-5", "0-1-4", "0-1-2"}, {"0-1-6"}, {"0-1-9", "0-1-7", "0-1-8"}} {
-		q, args := AppliedSQL(w[0], w[1:])
+		q, args := st.AppliedSQL(w[0], w[1:])
 		if _, err := db.ExecContext(ctx, q, args...); err != nil {
 			t.Fatal(err)
 		}

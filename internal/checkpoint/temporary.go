@@ -22,22 +22,22 @@ type TempTable struct {
 
 // TempCreatedSQL is the statement, and its arguments, that records t as
 // open, in the target transaction of the statement that created it.
-func TempCreatedSQL(t TempTable) (string, []any) {
-	return "REPLACE INTO `paraply`.`temporary` (`thread_id`, `schema_name`, `table_name`, `gtid`) VALUES (?, ?, ?, ?)",
+func (s *Store) TempCreatedSQL(t TempTable) (string, []any) {
+	return s.sql("REPLACE INTO `paraply`.`temporary` (`thread_id`, `schema_name`, `table_name`, `gtid`) VALUES (?, ?, ?, ?)"),
 		[]any{int64(t.Thread), t.Schema, t.Name, t.GTID}
 }
 
 // TempDroppedSQL is the statement that records a temporary table of a
 // source connection as dropped.
-func TempDroppedSQL(thread uint32, schema, name string) (string, []any) {
-	return "DELETE FROM `paraply`.`temporary` WHERE `thread_id` = ? AND `schema_name` = ? AND `table_name` = ?",
+func (s *Store) TempDroppedSQL(thread uint32, schema, name string) (string, []any) {
+	return s.sql("DELETE FROM `paraply`.`temporary` WHERE `thread_id` = ? AND `schema_name` = ? AND `table_name` = ?"),
 		[]any{int64(thread), schema, name}
 }
 
 // TempTables reads the temporary tables recorded as open: those the
 // target sessions held when paraply last stopped, which it lost.
 func (s *Store) TempTables(ctx context.Context) ([]TempTable, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT `thread_id`, `schema_name`, `table_name`, `gtid` FROM `paraply`.`temporary` ORDER BY 1, 2, 3")
+	rows, err := s.db.QueryContext(ctx, s.sql("SELECT `thread_id`, `schema_name`, `table_name`, `gtid` FROM `paraply`.`temporary` ORDER BY 1, 2, 3"))
 	if err != nil {
 		return nil, fmt.Errorf("reading paraply.temporary: %w", err)
 	}
@@ -55,4 +55,4 @@ func (s *Store) TempTables(ctx context.Context) ([]TempTable, error) {
 
 // TempForgetSQL removes the record of every temporary table: the source
 // restarted, and its connections' temporary tables went with it.
-const TempForgetSQL = "DELETE FROM `paraply`.`temporary`"
+func (s *Store) TempForgetSQL() string { return s.sql("DELETE FROM `paraply`.`temporary`") }

@@ -9,6 +9,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
+// NotFromFile is a flag annotation: ApplyFile leaves the flag alone, as
+// another command's, though the command has a flag of that name (status
+// --target lists a target's streams; the file's target is the stream's).
+const NotFromFile = "paraply/not-from-config-file"
+
 // ApplyFile reads flag settings from path, one "name = value" per line
 // ('#' starts a comment), and sets each flag the command line did not set:
 // the command line wins over the file. One file serves every command: a
@@ -41,6 +46,9 @@ func ApplyFile(flags *pflag.FlagSet, path string, other func(name string) bool) 
 		}
 		name, value = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "--")), strings.TrimSpace(value)
 		fl := flags.Lookup(name)
+		if fl != nil && fl.Annotations[NotFromFile] != nil {
+			continue // the command's own meaning of a shared name
+		}
 		if fl == nil {
 			if other != nil && other(name) {
 				continue

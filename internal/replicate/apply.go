@@ -115,7 +115,7 @@ func (f *fileFeed) catalog(ctx context.Context, tgt *sql.DB) (*schema.Catalog, e
 // fresh reports whether apply has not started on the target: no
 // checkpoint of it, nothing recorded as applied, no DDL half done.
 func (f *fileFeed) fresh(ctx context.Context, tgt *sql.DB) (bool, error) {
-	store := checkpoint.NewStoreFor(tgt, checkpoint.Apply)
+	store := checkpoint.NewStreamStore(tgt, checkpoint.Apply, f.r.cfg.Name)
 	if err := store.Init(ctx); err != nil {
 		return false, fmt.Errorf("target %s: %w", f.r.cfg.Target, err)
 	}

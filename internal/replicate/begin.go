@@ -113,7 +113,7 @@ func (r *Replica) openTarget(ctx context.Context, st *begun) error {
 		return err
 	}
 	if r.cfg.PreserveGTIDs {
-		if err := checkPreserveGTIDs(ctx, tgt, r.info.Flavor); err != nil {
+		if err := checkPreserveGTIDs(ctx, tgt, r.info.Flavor, checkpoint.SchemaOf(r.cfg.Name)); err != nil {
 			return fmt.Errorf("--preserve-gtids: target %s: %w", r.cfg.Target, err)
 		}
 	}
@@ -125,10 +125,10 @@ func (r *Replica) openTarget(ctx context.Context, st *begun) error {
 // against --start-gtid.
 func (r *Replica) takeTarget(ctx context.Context, st *begun) error {
 	var err error
-	if st.lock, err = checkpoint.Lock(ctx, st.tgt); err != nil {
+	if st.lock, err = checkpoint.LockStream(ctx, st.tgt, r.cfg.Name); err != nil {
 		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
 	}
-	st.store = checkpoint.NewStoreFor(st.tgt, r.feed.origin())
+	st.store = checkpoint.NewStreamStore(st.tgt, r.feed.origin(), r.cfg.Name)
 	if st.state, st.rerun, err = loadCheckpoint(ctx, st.store, r.log); err != nil {
 		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
 	}

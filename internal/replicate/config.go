@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paraply/paraply/internal/applier"
+	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/config"
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/filter"
@@ -98,7 +99,10 @@ type Config struct {
 	// ConnectWait is how long to wait at start for a source or target that
 	// does not answer (once running, paraply waits for them for ever).
 	ConnectWait time.Duration
-	Logger      *slog.Logger
+	// Name is the stream on the target (checkpoint.DefaultStream when
+	// empty): its checkpoint, lock, metrics label and log field.
+	Name   string
+	Logger *slog.Logger
 	// Observer, if set, is told what the workers do (metrics).
 	Observer applier.Observer
 
@@ -114,6 +118,20 @@ type Config struct {
 // piece still holds hundreds of rows events.
 const DefaultPieceBytes = 4 << 20
 
+// DefaultRelayDir is the default Config.RelayDir; a stream other than the
+// default one gets DefaultRelayDir-NAME, so that streams started side by
+// side from one directory do not share a relay log (its lock would stop
+// the second).
+const DefaultRelayDir = "paraply-relay"
+
+// relayDir is the relay log's directory for c's stream.
+func (c Config) relayDir() string {
+	if c.RelayDir == DefaultRelayDir && c.Name != "" && c.Name != checkpoint.DefaultStream {
+		return DefaultRelayDir + "-" + c.Name
+	}
+	return c.RelayDir
+}
+
 // AutoWorkersPool is the pool --workers auto chooses from.
 const AutoWorkersPool = 16
 
@@ -123,7 +141,7 @@ func Default() Config {
 	return Config{
 		Mode:          deptrack.WritesetMode,
 		PreserveOrder: true,
-		RelayDir:      "paraply-relay",
+		RelayDir:      DefaultRelayDir,
 		RelayMaxBytes: relaylog.DefaultMaxBytes,
 		ServerID:      4141,
 		BatchTxns:     256,
@@ -132,6 +150,7 @@ func Default() Config {
 		Window:        4096,
 		Heartbeat:     time.Second,
 		ConnectWait:   30 * time.Second,
+		Name:          checkpoint.DefaultStream,
 	}
 }
 
@@ -166,12 +185,17 @@ func (c Config) Validate() error {
 }
 
 // Auto reports --workers auto.
-// logger is Logger, or one that discards.
+// logger is Logger, or one that discards, with the stream's name on
+// every line but the default stream's.
 func (c Config) logger() *slog.Logger {
-	if c.Logger == nil {
-		return slog.New(slog.DiscardHandler)
+	l := c.Logger
+	if l == nil {
+		l = slog.New(slog.DiscardHandler)
 	}
-	return c.Logger
+	if c.Name != "" && c.Name != checkpoint.DefaultStream {
+		l = l.With("stream", c.Name)
+	}
+	return l
 }
 
 // Auto says the worker count is found at run time (--workers auto).

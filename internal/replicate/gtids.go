@@ -12,7 +12,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/paraply/paraply/internal/binlog"
-	"github.com/paraply/paraply/internal/checkpoint"
 )
 
 // checkPreserveGTIDs refuses --preserve-gtids on a target whose binlog
@@ -28,7 +27,7 @@ import (
 // (sql_log_bin cannot change inside a transaction). binlog_ignore_db does
 // it, for row events by each table's database: hence binlog-ignore-db=
 // paraply and binlog_format=ROW.
-func checkPreserveGTIDs(ctx context.Context, tgt *sql.DB, source binlog.Flavor) error {
+func checkPreserveGTIDs(ctx context.Context, tgt *sql.DB, source binlog.Flavor, book string) error {
 	if source != binlog.FlavorMariaDB {
 		return errors.New("the source is not MariaDB: a MariaDB target cannot commit under MySQL GTIDs")
 	}
@@ -45,12 +44,12 @@ func checkPreserveGTIDs(ctx context.Context, tgt *sql.DB, source binlog.Flavor) 
 	case !strings.EqualFold(format, "ROW"):
 		return fmt.Errorf("the target's binlog_format is %s: paraply's checkpoint rows stay out of its binlog only in ROW format; run SET GLOBAL binlog_format=ROW there (and set it in its configuration)", format)
 	}
-	ignored, err := ignoresCheckpoint(ctx, tgt)
+	ignored, err := ignoresCheckpoint(ctx, tgt, book)
 	if err != nil {
 		return err
 	}
 	if !ignored {
-		return fmt.Errorf("the target logs the %s database to its binlog: its replicas would receive paraply's checkpoint under the source's GTIDs; add binlog-ignore-db=%s to the target's configuration and restart it", checkpoint.Schema, checkpoint.Schema)
+		return fmt.Errorf("the target logs the %s database to its binlog: its replicas would receive paraply's checkpoint under the source's GTIDs; add binlog-ignore-db=%s to the target's configuration and restart it", book, book)
 	}
 	// The session variables need BINLOG REPLAY (or SUPER): find out now,
 	// not at the first transaction.
@@ -73,7 +72,7 @@ func checkPreserveGTIDs(ctx context.Context, tgt *sql.DB, source binlog.Flavor) 
 // ignoresCheckpoint reports whether the target leaves the checkpoint's
 // database out of its binlog (binlog-ignore-db, or a binlog-do-db list
 // without it).
-func ignoresCheckpoint(ctx context.Context, tgt *sql.DB) (bool, error) {
+func ignoresCheckpoint(ctx context.Context, tgt *sql.DB, book string) (bool, error) {
 	rows, err := tgt.QueryContext(ctx, "SHOW MASTER STATUS")
 	if err != nil {
 		var me *mysql.MySQLError
@@ -106,5 +105,5 @@ func ignoresCheckpoint(ctx context.Context, tgt *sql.DB) (bool, error) {
 		return strings.Split(vals[i].String, ",")
 	}
 	do, ignore := list("Binlog_Do_DB"), list("Binlog_Ignore_DB")
-	return slices.Contains(ignore, checkpoint.Schema) || len(do) > 0 && !slices.Contains(do, checkpoint.Schema), nil
+	return slices.Contains(ignore, book) || len(do) > 0 && !slices.Contains(do, book), nil
 }

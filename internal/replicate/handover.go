@@ -47,7 +47,7 @@ func Handover(ctx context.Context, cfg Config) (string, error) {
 		}
 	}
 	pos := at.Pos
-	lock, err := checkpoint.Lock(ctx, tgt)
+	lock, err := checkpoint.LockStream(ctx, tgt, cfg.Name)
 	if err != nil {
 		return "", fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
@@ -62,7 +62,7 @@ func Handover(ctx context.Context, cfg Config) (string, error) {
 // appliedPosition reads what paraply applied on the target, under the
 // target's lock (see handover.Position).
 func appliedPosition(ctx context.Context, cfg Config, tgt *sql.DB) (handover.Applied, error) {
-	lock, err := checkpoint.Lock(ctx, tgt)
+	lock, err := checkpoint.LockStream(ctx, tgt, cfg.Name)
 	if err != nil {
 		return handover.Applied{}, fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
@@ -74,7 +74,7 @@ func appliedPosition(ctx context.Context, cfg Config, tgt *sql.DB) (handover.App
 	if len(native.Running) > 0 {
 		return handover.Applied{}, fmt.Errorf("%w: connection %q", handover.ErrNativeRunning, native.Running[0])
 	}
-	state, _, err := loadCheckpoint(ctx, checkpoint.NewStoreFor(tgt, checkpoint.Replicate), cfg.logger())
+	state, _, err := loadCheckpoint(ctx, checkpoint.NewStreamStore(tgt, checkpoint.Replicate, cfg.Name), cfg.logger())
 	if err != nil {
 		return handover.Applied{}, fmt.Errorf("target %s: %w", cfg.Target, err)
 	}

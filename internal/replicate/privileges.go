@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/paraply/paraply/internal/applier"
+	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/schema"
 )
 
@@ -144,9 +145,10 @@ func (r *Replica) checkPrivileges(ctx context.Context, tgt *sql.DB, cat *schema.
 		r.log.Warn("cannot read the target account's privileges; a missing one stops replication when a statement needs it", "err", err)
 		return nil
 	}
-	if miss := g.missing("paraply", bookkeepingPrivileges); len(miss) > 0 {
-		return fmt.Errorf("target %s: the account lacks %s on `paraply`.*, where paraply keeps its checkpoint: GRANT %s ON `paraply`.* TO the account (docs/security.md)",
-			r.cfg.Target, strings.Join(miss, ", "), strings.Join(miss, ", "))
+	book := checkpoint.SchemaOf(r.cfg.Name)
+	if miss := g.missing(book, bookkeepingPrivileges); len(miss) > 0 {
+		return fmt.Errorf("target %s: the account lacks %s on `%s`.*, where paraply keeps its checkpoint: GRANT %s ON `%s`.* TO the account (docs/security.md)",
+			r.cfg.Target, strings.Join(miss, ", "), book, strings.Join(miss, ", "), book)
 	}
 	for _, db := range databases(cat) {
 		if !r.cfg.Filter.WholeDatabase(db) {
@@ -169,7 +171,7 @@ func (r *Replica) checkPrivileges(ctx context.Context, tgt *sql.DB, cat *schema.
 func databases(cat *schema.Catalog) []string {
 	var out []string
 	for _, t := range cat.Tables() {
-		if t.Schema != "paraply" && !slices.Contains(out, t.Schema) {
+		if !checkpoint.IsBookkeeping(t.Schema) && !slices.Contains(out, t.Schema) {
 			out = append(out, t.Schema)
 		}
 	}

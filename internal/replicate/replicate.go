@@ -47,6 +47,7 @@ type Replica struct {
 
 // New returns a pipeline for cfg; Run starts it.
 func New(cfg Config) *Replica {
+	cfg.RelayDir = cfg.relayDir()
 	r := &Replica{cfg: cfg, log: cfg.logger(), lag: lag.NewTracker(cfg.heartbeatInterval())}
 	r.feed = network{r}
 	return r

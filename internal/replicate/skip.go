@@ -25,12 +25,12 @@ func Skip(ctx context.Context, cfg Config, gtids []string) (skipped, had []strin
 		return nil, nil, err
 	}
 	defer tgt.Close()
-	lock, err := checkpoint.Lock(ctx, tgt)
+	lock, err := checkpoint.LockStream(ctx, tgt, cfg.Name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
 	defer lock.Release()
-	store := checkpoint.NewStoreFor(tgt, checkpoint.Replicate)
+	store := checkpoint.NewStreamStore(tgt, checkpoint.Replicate, cfg.Name)
 	state, _, err := loadCheckpoint(ctx, store, cfg.logger())
 	if err != nil {
 		return nil, nil, fmt.Errorf("target %s: %w", cfg.Target, err)

@@ -90,7 +90,7 @@ func (r *Replica) includes(db, table string) bool {
 // databases and paraply's own that include accepts, quoted.
 func userTables(ctx context.Context, tgt *sql.DB, include func(db, table string) bool) ([]string, error) {
 	rows, err := tgt.QueryContext(ctx, "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "+
-		"WHERE TABLE_SCHEMA NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema', 'paraply') ORDER BY TABLE_SCHEMA, TABLE_NAME")
+		"WHERE TABLE_SCHEMA NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') AND "+checkpoint.BookkeepingSQL("TABLE_SCHEMA")+" ORDER BY TABLE_SCHEMA, TABLE_NAME")
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 package replicate
 
 import (
+	"cmp"
 	"time"
 
+	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/prepare"
 	"github.com/paraply/paraply/internal/relaylog"
 	"github.com/paraply/paraply/internal/scheduler"
@@ -13,7 +15,10 @@ import (
 // metrics and the demo. Endpoints appear without passwords.
 type Status struct {
 	// Now is when the snapshot was taken.
-	Now            time.Time
+	Now time.Time
+	// Stream is the stream on the target (checkpoint.DefaultStream
+	// unless --name says otherwise).
+	Stream         string
 	Source, Target string
 	Flavor         string
 	Dependency     string
@@ -77,12 +82,15 @@ func (s Status) LagBeyondDelay() time.Duration {
 	return max(0, s.Lag-s.Delay)
 }
 
+// Stream is the replica's stream on the target.
+func (r *Replica) Stream() string { return cmp.Or(r.cfg.Name, checkpoint.DefaultStream) }
+
 // Status returns a snapshot; it is safe to call while Run runs.
 func (r *Replica) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := Status{
-		Now:    time.Now(),
+		Now: time.Now(), Stream: r.Stream(),
 		Source: r.feed.String(), Target: r.cfg.Target.String(),
 		Flavor: r.info.Flavor.String(), Dependency: r.cfg.Mode.String(),
 		Workers: r.cfg.Pool(), AutoWorkers: r.cfg.Auto(), PreserveOrder: r.cfg.PreserveOrder,

@@ -350,8 +350,11 @@ func agreeText(t *testing.T, in *instance, id int64) string {
 }
 
 // promSample is one read of /metrics: values by metric name and labels as
-// printed (name{label="value"}).
+// printed (name{label="value"}), the default stream's label left out.
 type promSample map[string]float64
+
+// withoutDefaultStream drops stream="default" from a printed series.
+var withoutDefaultStream = strings.NewReplacer(`{stream="default"}`, "", `,stream="default"`, "", `stream="default",`, "")
 
 var promLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (\S+)$`)
 
@@ -371,7 +374,7 @@ func scrape(t *testing.T, url string) promSample {
 		if s := promLine.FindStringSubmatch(l); s != nil {
 			v, err := strconv.ParseFloat(s[2], 64)
 			if err == nil {
-				m[s[1]] = v
+				m[withoutDefaultStream.Replace(s[1])] = v
 			}
 		}
 	}

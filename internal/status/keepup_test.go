@@ -236,7 +236,7 @@ func checkMetrics(t *testing.T, ins []*instance, methods []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprintf(`paraply_lag_method{method=%q} 1`, methods[i])
+		want := fmt.Sprintf(`paraply_lag_method{method=%q,stream="default"} 1`, methods[i])
 		if !strings.Contains(string(body), want) || !strings.Contains(string(body), "paraply_source_clock_offset_seconds") {
 			t.Errorf("/metrics of the %s pipeline lacks %s or the clock offset", methods[i], want)
 		}

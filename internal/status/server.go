@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/metrics"
 )
 
@@ -66,7 +67,13 @@ type Server struct {
 // NewServer serves src's state; workers are the pool's counters.
 func NewServer(src metrics.StatusSource, workers *metrics.Workers) *Server {
 	s := &Server{src: src, workers: workers, registry: prometheus.NewRegistry()}
-	s.registry.MustRegister(metrics.NewCollector(s, workers))
+	// Every metric says its stream, so that one Prometheus tells the
+	// processes of several streams on one target apart.
+	stream := checkpoint.DefaultStream
+	if n, ok := src.(interface{ Stream() string }); ok {
+		stream = n.Stream()
+	}
+	prometheus.WrapRegistererWith(prometheus.Labels{"stream": stream}, s.registry).MustRegister(metrics.NewCollector(s, workers))
 	return s
 }
 

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/replicate"
 )
 
@@ -33,8 +34,12 @@ func WriteText(w io.Writer, r Report) error {
 // rates cover.
 func writeSummary(b *strings.Builder, r Report, win string) {
 	st, iv := r.Status, r.Interval
-	fmt.Fprintf(b, "paraply: %s -> %s, %s dependencies, %s, commit order preserved: %v\n",
-		st.Source, st.Target, st.Dependency, workersText(st), st.PreserveOrder)
+	stream := ""
+	if st.Stream != "" && st.Stream != checkpoint.DefaultStream {
+		stream = " (stream " + st.Stream + ")"
+	}
+	fmt.Fprintf(b, "paraply%s: %s -> %s, %s dependencies, %s, commit order preserved: %v\n",
+		stream, st.Source, st.Target, st.Dependency, workersText(st), st.PreserveOrder)
 	fmt.Fprintf(b, "snapshot %d, taken %s; rates and shares %s (%s to %s)\n", r.Snapshot.ID,
 		r.Snapshot.Time.UTC().Format("2006-01-02 15:04:05.000 MST"), win, iv.From.UTC().Format("15:04:05.0"), iv.To.UTC().Format("15:04:05.0"))
 	if st.Delay > 0 {

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/paraply/paraply/internal/checkpoint"
 )
 
 // column is one column of a table, as information_schema describes it.
@@ -94,15 +96,15 @@ type scope struct {
 
 // where returns the condition on information_schema's TABLE_SCHEMA column.
 func (s scope) where() (string, []any) {
-	names, op := s.schemas, "IN"
+	names, op, more := s.schemas, "IN", ""
 	if len(names) == 0 {
-		names, op = excludedSchemas, "NOT IN"
+		names, op, more = excludedSchemas, "NOT IN", " AND "+checkpoint.BookkeepingSQL("TABLE_SCHEMA")
 	}
 	args := make([]any, len(names))
 	for i, n := range names {
 		args[i] = n
 	}
-	return "TABLE_SCHEMA " + op + " (" + strings.TrimSuffix(strings.Repeat("?, ", len(names)), ", ") + ")", args
+	return "TABLE_SCHEMA " + op + " (" + strings.TrimSuffix(strings.Repeat("?, ", len(names)), ", ") + ")" + more, args
 }
 
 // loadCatalog reads the base tables in scope from db's information_schema,

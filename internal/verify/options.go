@@ -19,9 +19,10 @@ const (
 )
 
 // excludedSchemas are not compared unless named in Options.Schemas or
-// Options.Tables: the server's own, and paraply's bookkeeping schema, which
-// differs between source and target by design.
-var excludedSchemas = []string{"mysql", "information_schema", "performance_schema", "sys", "paraply"}
+// Options.Tables: the server's own; nor are the databases of paraply's
+// bookkeeping (checkpoint.IsBookkeeping), which differ between source and
+// target by design.
+var excludedSchemas = []string{"mysql", "information_schema", "performance_schema", "sys"}
 
 // Options configure Run.
 type Options struct {

@@ -1,0 +1,81 @@
+package checkpoint
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// StreamState is what a target says of one stream: where its checkpoint
+// stands and whether a paraply process holds its lock.
+type StreamState struct {
+	Name   string
+	Schema string
+	// Origin is the command whose checkpoint it is (0: none yet).
+	Origin Origin
+	// Position is the checkpoint's low-water mark, Saved when it was
+	// written.
+	Position string
+	Saved    time.Time
+	// Running says a paraply process holds the stream's lock.
+	Running bool
+}
+
+// Streams lists the streams whose bookkeeping the target holds, by name.
+func Streams(ctx context.Context, db *sql.DB) ([]StreamState, error) {
+	out, err := streamSchemas(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("listing paraply's streams: %w", err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	for i := range out {
+		if err := out[i].read(ctx, db); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// streamSchemas lists the bookkeeping databases on the target.
+func streamSchemas(ctx context.Context, db *sql.DB) ([]StreamState, error) {
+	rows, err := db.QueryContext(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE NOT ("+BookkeepingSQL("SCHEMA_NAME")+")")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []StreamState
+	for rows.Next() {
+		var schema string
+		if err := rows.Scan(&schema); err != nil {
+			return nil, err
+		}
+		if name, ok := StreamOf(schema); ok {
+			out = append(out, StreamState{Name: name, Schema: schema})
+		}
+	}
+	return out, rows.Err()
+}
+
+// read fills s from its progress row and its lock.
+func (s *StreamState) read(ctx context.Context, db *sql.DB) error {
+	var id uint8
+	var saved float64
+	err := db.QueryRowContext(ctx, "SELECT `id`, `position`, UNIX_TIMESTAMP(`updated_at`) FROM `"+s.Schema+"`.`progress` ORDER BY `id` LIMIT 1").
+		Scan(&id, &s.Position, &saved)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("reading %s.progress: %w", s.Schema, err)
+	default:
+		s.Origin, s.Saved = Origin(id), time.UnixMicro(int64(saved*1e6))
+	}
+	var holder sql.NullInt64
+	if err := db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", lockNameOf(s.Name)).Scan(&holder); err != nil {
+		return fmt.Errorf("reading the lock of stream %s: %w", s.Name, err)
+	}
+	s.Running = holder.Valid
+	return nil
+}
