@@ -29,7 +29,14 @@ type counterLoad struct {
 }
 
 func startCounterLoad(t *testing.T, db *sql.DB, sessions int) *counterLoad {
+	return startCounterLoadIn(t, db, "crash", sessions)
+}
+
+// startCounterLoadIn runs the counter load on database schema
+// (counterSetupIn).
+func startCounterLoadIn(t *testing.T, db *sql.DB, schema string, sessions int) *counterLoad {
 	l := &counterLoad{stop: make(chan struct{})}
+	update, insert := "UPDATE "+schema+".c SET n = n + 1 WHERE id = ?", "INSERT INTO "+schema+".log (cid) VALUES (?)"
 	var mu sync.Mutex
 	for s := 0; s < sessions; s++ {
 		l.wg.Add(1)
@@ -45,9 +52,9 @@ func startCounterLoad(t *testing.T, db *sql.DB, sessions int) *counterLoad {
 				id := 1 + rng.IntN(20)
 				tx, err := db.Begin()
 				if err == nil {
-					_, err = tx.Exec("UPDATE crash.c SET n = n + 1 WHERE id = ?", id)
+					_, err = tx.Exec(update, id)
 					if err == nil {
-						_, err = tx.Exec("INSERT INTO crash.log (cid) VALUES (?)", id)
+						_, err = tx.Exec(insert, id)
 					}
 					if err == nil {
 						err = tx.Commit()
@@ -70,11 +77,14 @@ func startCounterLoad(t *testing.T, db *sql.DB, sessions int) *counterLoad {
 }
 
 // counterSetup is the schema of the counter load, as statements.
-func counterSetup() []string {
-	setup := []string{"CREATE DATABASE crash", "CREATE TABLE crash.c (id INT PRIMARY KEY, n BIGINT NOT NULL)",
-		"CREATE TABLE crash.log (id BIGINT AUTO_INCREMENT PRIMARY KEY, cid INT NOT NULL, at DATETIME(6) DEFAULT NOW(6))"}
+func counterSetup() []string { return counterSetupIn("crash") }
+
+// counterSetupIn is counterSetup in database schema.
+func counterSetupIn(schema string) []string {
+	setup := []string{"CREATE DATABASE " + schema, "CREATE TABLE " + schema + ".c (id INT PRIMARY KEY, n BIGINT NOT NULL)",
+		"CREATE TABLE " + schema + ".log (id BIGINT AUTO_INCREMENT PRIMARY KEY, cid INT NOT NULL, at DATETIME(6) DEFAULT NOW(6))"}
 	for i := 1; i <= 20; i++ {
-		setup = append(setup, fmt.Sprintf("INSERT INTO crash.c VALUES (%d, 0)", i))
+		setup = append(setup, fmt.Sprintf("INSERT INTO %s.c VALUES (%d, 0)", schema, i))
 	}
 	return setup
 }
@@ -84,8 +94,15 @@ func counterSetup() []string {
 // all distinct.
 func counted(t *testing.T, db *sql.DB, name string, committed int64) {
 	t.Helper()
+	countedIn(t, db, "crash", name, committed)
+}
+
+// countedIn is counted for the counter load in database schema.
+func countedIn(t *testing.T, db *sql.DB, schema, name string, committed int64) {
+	t.Helper()
 	var sum, rows, distinct int64
-	if err := db.QueryRow("SELECT (SELECT SUM(n) FROM crash.c), (SELECT COUNT(*) FROM crash.log), (SELECT COUNT(DISTINCT id) FROM crash.log)").Scan(&sum, &rows, &distinct); err != nil {
+	q := fmt.Sprintf("SELECT (SELECT SUM(n) FROM %[1]s.c), (SELECT COUNT(*) FROM %[1]s.log), (SELECT COUNT(DISTINCT id) FROM %[1]s.log)", schema)
+	if err := db.QueryRow(q).Scan(&sum, &rows, &distinct); err != nil {
 		t.Fatal(err)
 	}
 	if sum != committed || rows != committed || distinct != committed {

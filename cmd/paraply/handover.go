@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/replicate"
 )
 
@@ -51,7 +52,11 @@ paraply's checkpoint.`,
 			if err != nil {
 				return err
 			}
-			host, port, ssl := "<source host>", "<port>", ""
+			host, port, ssl, conn := "<source host>", "<port>", "", ""
+			if cfg.Name != checkpoint.DefaultStream {
+				// MariaDB's multi-source connection of the stream's name.
+				conn = " '" + cfg.Name + "'"
+			}
 			if cfg.Source.Host != "" {
 				host, port = cfg.Source.Host, fmt.Sprint(cfg.Source.Port)
 			}
@@ -62,10 +67,10 @@ paraply's checkpoint.`,
 			// REPLICATION SLAVE: docs/security.md), not paraply's.
 			fmt.Fprintf(cmd.OutOrStdout(), "The target's gtid_slave_pos is %s: what paraply applied.\n"+
 				"To let MariaDB's own replication continue from there, run on the target:\n\n"+
-				"  CHANGE MASTER TO MASTER_HOST='%s', MASTER_PORT=%s, MASTER_USER='repl', MASTER_PASSWORD='...', MASTER_USE_GTID=slave_pos%s;\n"+
-				"  START SLAVE;\n\n"+
-				"(repl is the source's account for MariaDB's replica, docs/security.md.) Before paraply takes over again: STOP SLAVE; RESET SLAVE ALL;\n",
-				pos, host, port, ssl)
+				"  CHANGE MASTER%s TO MASTER_HOST='%s', MASTER_PORT=%s, MASTER_USER='repl', MASTER_PASSWORD='...', MASTER_USE_GTID=slave_pos%s;\n"+
+				"  START SLAVE%s;\n\n"+
+				"(repl is the source's account for MariaDB's replica, docs/security.md.) Before paraply takes over again: STOP SLAVE%s; RESET SLAVE%s ALL;\n",
+				pos, conn, host, port, ssl, conn, conn, conn)
 			return nil
 		},
 	}

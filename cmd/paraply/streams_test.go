@@ -33,7 +33,10 @@ type stream struct {
 func (s *stream) run(t *testing.T) {
 	t.Helper()
 	args := append([]string{"replicate", "--name", s.name, "--source", s.src.URL(), "--target", s.target.URL(),
-		"--server-id", s.serverID, "--relay-dir", s.relay, "--start-gtid", s.start, "--http", s.http}, s.args...)
+		"--server-id", s.serverID, "--relay-dir", s.relay, "--http", s.http}, s.args...)
+	if s.start != "" {
+		args = append(args, "--start-gtid", s.start)
+	}
 	s.proc = startParaply(t, args...)
 }
 

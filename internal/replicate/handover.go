@@ -52,6 +52,18 @@ func Handover(ctx context.Context, cfg Config) (string, error) {
 		return "", fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
 	defer lock.Release()
+	if cfg.Name != "" && cfg.Name != checkpoint.DefaultStream {
+		// The other domains are other connections' (several sources).
+		set, paused, err := handover.SetStreamPos(ctx, tgt, pos)
+		if len(paused) > 0 {
+			log.Info("paused the target's running replication connections while gtid_slave_pos changed (the server allows it only then), and started them again", "connections", paused)
+		}
+		if err != nil {
+			return "", fmt.Errorf("target %s: %w", cfg.Target, err)
+		}
+		log.Info("the target's gtid_slave_pos holds what stream applied in its domains", "stream", cfg.Name, "gtid_slave_pos", set)
+		return pos, nil
+	}
 	if err := handover.SetSlavePos(ctx, tgt, pos); err != nil {
 		return "", fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
@@ -67,16 +79,16 @@ func appliedPosition(ctx context.Context, cfg Config, tgt *sql.DB) (handover.App
 		return handover.Applied{}, fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
 	defer lock.Release()
+	state, _, err := loadCheckpoint(ctx, checkpoint.NewStreamStore(tgt, checkpoint.Replicate, cfg.Name), cfg.logger())
+	if err != nil {
+		return handover.Applied{}, fmt.Errorf("target %s: %w", cfg.Target, err)
+	}
 	native, err := handover.ReadNative(ctx, tgt)
 	if err != nil {
 		return handover.Applied{}, err
 	}
-	if len(native.Running) > 0 {
+	if native = native.ForStream(cfg.Name, handover.Domains(state.Position)); len(native.Running) > 0 {
 		return handover.Applied{}, fmt.Errorf("%w: connection %q", handover.ErrNativeRunning, native.Running[0])
-	}
-	state, _, err := loadCheckpoint(ctx, checkpoint.NewStreamStore(tgt, checkpoint.Replicate, cfg.Name), cfg.logger())
-	if err != nil {
-		return handover.Applied{}, fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
 	return handover.Position(state.Position, state.Applied)
 }

@@ -30,10 +30,12 @@ func (r *Replica) watchNative(ctx context.Context, tgt *sql.DB) error {
 		case <-t.C:
 		}
 		n, err := handover.ReadNative(ctx, tgt)
-		if err != nil || len(n.Running) == 0 {
+		if err != nil {
 			continue
 		}
-		return nativeRunning(n)
+		if n = r.nativeOfStream(n); len(n.Running) > 0 {
+			return nativeRunning(n)
+		}
 	}
 }
 
@@ -54,4 +56,15 @@ func (r *Replica) warnUnguarded(n handover.Native) {
 	r.log.Warn("paraply cannot see whether the target's own replication threads run (SHOW ALL SLAVES STATUS needs the SLAVE MONITOR privilege): "+
 		"if they start beside paraply (a target restart without skip-slave-start after a hand-over), both apply the source's transactions and the target diverges. "+
 		"GRANT SLAVE MONITOR ON *.* to paraply's target account so that paraply stops when they do", "target", r.cfg.Target.String())
+}
+
+// nativeOfStream is what of the target's own replication concerns this
+// run's stream: for a named stream, the connection of its name and its
+// source's domains of gtid_slave_pos (see handover.Native.ForStream).
+func (r *Replica) nativeOfStream(n handover.Native) handover.Native {
+	domains := handover.Domains(r.info.Position)
+	if domains == nil {
+		domains = []uint32{} // a source with no GTID yet: none of gtid_slave_pos is its
+	}
+	return n.ForStream(r.cfg.Name, domains)
 }

@@ -274,6 +274,7 @@ func (r *Replica) fromNative(ctx context.Context, tgt *sql.DB, state *checkpoint
 	if err != nil {
 		return err
 	}
+	native = r.nativeOfStream(native)
 	r.warnUnguarded(native)
 	pos, fromNative, err := handover.Start(state.Position, r.startGTID(), native)
 	if err != nil || !fromNative {
