@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,7 +30,14 @@ type TargetLock struct {
 	name string // the lock's name (lockNameOf)
 	mu   sync.Mutex
 	conn *sql.Conn // nil while lost and not taken again
+	// held mirrors conn != nil for Held, which must not wait for a check
+	// that waits for the target.
+	held atomic.Bool
 }
+
+// Held reports whether the lock is held now (false while it is lost and
+// being taken again).
+func (l *TargetLock) Held() bool { return l.held.Load() }
 
 // Lock takes the target's paraply lock, held until Release (or the
 // process dies). It waits up to lockWait for a holder to go (a process
@@ -48,7 +56,9 @@ func LockStream(ctx context.Context, db *sql.DB, stream string) (*TargetLock, er
 	if err != nil {
 		return nil, err
 	}
-	return &TargetLock{db: db, conn: conn, name: name}, nil
+	l := &TargetLock{db: db, conn: conn, name: name}
+	l.held.Store(true)
+	return l, nil
 }
 
 // take runs GET_LOCK on a new connection, returned if it holds the lock.
@@ -108,6 +118,7 @@ func (l *TargetLock) check(ctx context.Context, log *slog.Logger) error {
 		log.Warn("the target lock was lost (its connection ended); taking it again", "lock", l.name, "err", err)
 		l.conn.Close()
 		l.conn = nil
+		l.held.Store(false)
 	}
 	conn, err := take(ctx, l.db, l.name, 0)
 	switch {
@@ -117,6 +128,7 @@ func (l *TargetLock) check(ctx context.Context, log *slog.Logger) error {
 		return nil // the target does not answer: try again at the next check
 	}
 	l.conn = conn
+	l.held.Store(true)
 	log.Info("the target lock is held again", "lock", l.name)
 	return nil
 }
@@ -136,4 +148,5 @@ func (l *TargetLock) Release() {
 	_, _ = l.conn.ExecContext(ctx, "DO RELEASE_LOCK(?)", l.name)
 	l.conn.Close()
 	l.conn = nil
+	l.held.Store(false)
 }

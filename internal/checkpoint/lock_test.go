@@ -38,6 +38,9 @@ func TestLockKeptThroughLostConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Release()
+	if !lock.Held() {
+		t.Fatal("Held is false right after Lock")
+	}
 	if _, err := Lock(ctx, db); !errors.Is(err, ErrLocked) {
 		t.Fatalf("a second Lock: %v, want ErrLocked", err)
 	}
@@ -101,6 +104,9 @@ func TestLockKeptThroughLostConnections(t *testing.T) {
 	case err := <-kept:
 		if !errors.Is(err, ErrLocked) {
 			t.Fatalf("Keep: %v, want ErrLocked", err)
+		}
+		if lock.Held() {
+			t.Error("Held is true while another session holds the lock (paraply_target_lock_held)")
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Keep went on while another session holds the lock")

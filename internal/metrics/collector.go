@@ -74,6 +74,7 @@ type metric struct {
 // the dashboard queries only these), besides paraply_batch_transactions.
 var Metrics = []metric{
 	{"paraply_up", "1 while the pipeline runs.", nil},
+	{"paraply_target_lock_held", "1 while the stream holds its lock on the target, 0 while it has lost it and is taking it back (or has not started).", nil},
 	{"paraply_source_connected", "1 while the replication connection to the source is up.", nil},
 	{"paraply_source_reconnects_total", "Reconnections to the source.", nil},
 	{"paraply_source_last_event_age_seconds", "Seconds since the source sent anything (heartbeats included).", nil},
@@ -205,6 +206,7 @@ func (e emitter) snapshot(snap *Snapshot) {
 // size.
 func (e emitter) source(st *replicate.Status) {
 	e.gauge("paraply_source_connected", boolean(st.Receiver.Connected))
+	e.gauge("paraply_target_lock_held", boolean(st.LockHeld))
 	e.counter("paraply_source_reconnects_total", float64(st.Receiver.Reconnects))
 	if !st.Receiver.LastEvent.IsZero() {
 		e.gauge("paraply_source_last_event_age_seconds", st.Now.Sub(st.Receiver.LastEvent).Seconds())

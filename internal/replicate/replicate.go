@@ -35,6 +35,7 @@ type Replica struct {
 	mu       sync.Mutex // guards everything below: Run sets it, Status reads it
 	info     source.Info
 	receiver producer
+	lock     *checkpoint.TargetLock // the stream's, while a pass runs
 	relay    *relaylog.Log
 	prep     *prepare.Preparer
 	seq      *stage.Sequencer
@@ -133,7 +134,7 @@ func (r *Replica) pipe(ctx context.Context, st *begun) error {
 	seq := stage.NewSequencer(st.prefix)
 	prep := r.preparer(st)
 	r.mu.Lock()
-	r.receiver, r.relay, r.prep, r.seq = receiver, st.relay, prep, seq
+	r.receiver, r.relay, r.prep, r.seq, r.lock = receiver, st.relay, prep, seq, st.lock
 	r.mu.Unlock()
 	pool := applier.NewPool(applier.Config{Path: st.path, SourceSession: st.sameFlavor, PreserveOrder: r.cfg.PreserveOrder, NoCompact: r.cfg.NoCompact,
 		PreserveGTIDs: r.cfg.PreserveGTIDs, Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, st.tgt, st.store, seq)

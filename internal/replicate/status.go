@@ -37,6 +37,9 @@ type Status struct {
 	// Checkpoint is the last low-water mark saved on the target.
 	Checkpoint      scheduler.Progress
 	CheckpointSaved time.Time
+	// LockHeld says the stream holds its lock on the target (false while
+	// it is lost and being taken again, and before the pipeline runs).
+	LockHeld bool
 	// Lag is how long ago the source committed the oldest transaction not
 	// yet applied (0 when nothing is waiting), dated by LagMethod (see
 	// package lag): "receive-time" or "heartbeat". It is how far the
@@ -98,6 +101,7 @@ func (r *Replica) Status() Status {
 		Scheduler: r.stats, Checkpoint: r.saved, CheckpointSaved: r.savedAt,
 		Delay: r.cfg.Delay,
 	}
+	st.LockHeld = r.lock != nil && r.lock.Held()
 	if r.receiver != nil {
 		st.Receiver = r.receiver.Status()
 	}
