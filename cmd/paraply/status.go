@@ -117,5 +117,15 @@ func listStreams(cmd *cobra.Command, t *targetFlags) error {
 	if len(streams) == 0 {
 		fmt.Fprintf(w, "(no paraply stream on %s)\n", cfg.Target)
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	writers, err := checkpoint.Writers(cmd.Context(), db)
+	if err != nil {
+		return fmt.Errorf("target %s: %w", cfg.Target, err)
+	}
+	if shared := checkpoint.Shared(writers); len(shared) > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "\nTables more than one stream writes (their sources' changes mix there):\n  %s\n", strings.Join(shared, "\n  "))
+	}
+	return nil
 }

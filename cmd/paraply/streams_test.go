@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -73,8 +74,8 @@ func TestSeveralSources(t *testing.T) {
 	defer tdb.Close()
 	dir := t.TempDir()
 	streams := []*stream{
-		{name: "one", serverID: "771", args: []string{"--include", "sbtest.%"}},
-		{name: "two", serverID: "772", args: []string{"--rewrite-db", "sbtest=sbtest2", "--include", "sbtest2.%"}},
+		{name: "one", serverID: "771", args: []string{"--include", "sbtest.%", "--include", "shared.%"}},
+		{name: "two", serverID: "772", args: []string{"--rewrite-db", "sbtest=sbtest2", "--include", "sbtest2.%", "--include", "shared.%"}},
 	}
 	for i, s := range streams {
 		s.src = sandboxtest.ForTest(t, sandbox.Options{Name: "ms" + s.name, Binlog: true, GTIDDomain: uint32(i + 1), ServerID: uint32(11 + i)})
@@ -129,6 +130,21 @@ func TestSeveralSources(t *testing.T) {
 		if m := scrape(t, s.http); !strings.Contains(m, `paraply_workers{stream="`+s.name+`"}`) {
 			t.Errorf("stream %s's /metrics has no stream label:\n%s", s.name, abbrev(m, 2000))
 		}
+	}
+
+	// A table both streams write: allowed, and said, by the stream that
+	// found the other there and by status --target.
+	for i, s := range streams {
+		execAll(t, s.sdb, "CREATE DATABASE IF NOT EXISTS shared", "CREATE TABLE IF NOT EXISTS shared.t (id INT PRIMARY KEY, source INT)",
+			fmt.Sprintf("INSERT INTO shared.t VALUES (%d, %d)", i+1, i+1))
+		s.caughtUp(t, tdb)
+	}
+	waitUntil(t, "say that both streams write shared.t", 500*time.Millisecond, nil, nil, func() bool {
+		_, out := runParaply(t, nil, "status", "--target", tgt.URL())
+		return strings.Contains(out, "shared.t (one, two)")
+	})
+	if !strings.Contains(streams[0].proc.Logs.String()+streams[1].proc.Logs.String(), "another stream on the target writes this table too") {
+		t.Error("neither stream warned that the other writes shared.t")
 	}
 
 	// Stream two stops at a row its target lost; stream one goes on.

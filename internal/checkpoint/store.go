@@ -63,6 +63,12 @@ var ddlStatements = []string{
 		"`fingerprint` CHAR(32) CHARACTER SET ascii NOT NULL," +
 		"`objects` MEDIUMTEXT NOT NULL," +
 		"`started_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) ENGINE=InnoDB",
+	// The tables the stream applied rows to (see overlap.go).
+	"CREATE TABLE IF NOT EXISTS `paraply`.`tables` (" +
+		"`schema_name` VARCHAR(64) NOT NULL," +
+		"`table_name` VARCHAR(64) NOT NULL," +
+		"`first_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)," +
+		"PRIMARY KEY (`schema_name`, `table_name`)) ENGINE=InnoDB",
 }
 
 // Origin says which paraply command keeps a checkpoint. Each has its own

@@ -95,6 +95,7 @@ func (p *Preparer) table(tm *replication.TableMapEvent, name schema.TableName) (
 	if t, ok := p.tables[k]; ok {
 		return t, nil
 	}
+	p.noteWritten(name)
 	t, err := sqlgen.NewTableIn(p.Catalog, def, tm)
 	if err != nil {
 		return nil, err

@@ -89,8 +89,13 @@ type Preparer struct {
 	ws       deptrack.Writeset
 	tables   map[tableKey]*sqlgen.Table
 
-	mu    sync.Mutex // guards stats
+	mu    sync.Mutex // guards stats and written
 	stats Stats
+	// written are the target tables rows were applied to (as the filters
+	// name them), at most maxWritten; fresh those TakeWritten has not
+	// returned yet.
+	written map[schema.TableName]bool
+	fresh   []schema.TableName
 }
 
 // Stats says what shaped the dependencies so far, for diagnosis.
@@ -315,4 +320,32 @@ func (p *Preparer) pieces(e *relaylog.Entry) func(i int) (*binlog.RawTxn, error)
 		}
 		return &binlog.RawTxn{Events: evs, Format: e.Txn.Format, Part: true}, nil
 	}
+}
+
+// maxWritten bounds the tables Written lists.
+const maxWritten = 10000
+
+// noteWritten records that rows go to table name.
+func (p *Preparer) noteWritten(name schema.TableName) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.written == nil {
+		p.written = map[schema.TableName]bool{}
+	}
+	if !p.written[name] && len(p.written) < maxWritten {
+		p.written[name] = true
+		p.fresh = append(p.fresh, name)
+	}
+}
+
+// TakeWritten returns the target tables rows went to that it has not
+// returned before (at most maxWritten in all): with several streams on
+// one target, a table two of them write is the operator's choice, and
+// paraply says so. Safe to call while Run runs.
+func (p *Preparer) TakeWritten() []schema.TableName {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.fresh
+	p.fresh = nil
+	return out
 }

@@ -35,15 +35,19 @@ type Replica struct {
 	mu       sync.Mutex // guards everything below: Run sets it, Status reads it
 	info     source.Info
 	receiver producer
-	lock     *checkpoint.TargetLock // the stream's, while a pass runs
-	relay    *relaylog.Log
-	prep     *prepare.Preparer
-	seq      *stage.Sequencer
-	lag      *lag.Tracker // dates transactions for Status.Lag; lives across passes
-	stats    scheduler.Stats
-	saved    scheduler.Progress
-	savedAt  time.Time
-	started  time.Time
+	// unrecorded are tables the stream wrote and its bookkeeping does not
+	// record yet, shared those another stream writes too (overlap.go).
+	unrecorded []checkpoint.Object
+	shared     map[checkpoint.Object][]string
+	lock       *checkpoint.TargetLock // the stream's, while a pass runs
+	relay      *relaylog.Log
+	prep       *prepare.Preparer
+	seq        *stage.Sequencer
+	lag        *lag.Tracker // dates transactions for Status.Lag; lives across passes
+	stats      scheduler.Stats
+	saved      scheduler.Progress
+	savedAt    time.Time
+	started    time.Time
 }
 
 // New returns a pipeline for cfg; Run starts it.
@@ -215,6 +219,9 @@ func (r *Replica) saveProgress(st *begun) func(context.Context, scheduler.Progre
 			return fmt.Errorf("saving the checkpoint on the target: %w", err)
 		}
 		if err := st.relay.Purge(p.RelayIndex); err != nil {
+			return err
+		}
+		if err := r.noteWritten(ctx, st.store); err != nil {
 			return err
 		}
 		p.Covered = nil

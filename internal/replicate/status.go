@@ -40,6 +40,9 @@ type Status struct {
 	// LockHeld says the stream holds its lock on the target (false while
 	// it is lost and being taken again, and before the pipeline runs).
 	LockHeld bool
+	// Shared names the tables this stream writes that another stream on
+	// the target writes too, with those streams ("db.t (other, ...)").
+	Shared []string `json:",omitempty"`
 	// Lag is how long ago the source committed the oldest transaction not
 	// yet applied (0 when nothing is waiting), dated by LagMethod (see
 	// package lag): "receive-time" or "heartbeat". It is how far the
@@ -102,6 +105,7 @@ func (r *Replica) Status() Status {
 		Delay: r.cfg.Delay,
 	}
 	st.LockHeld = r.lock != nil && r.lock.Held()
+	st.Shared = checkpoint.Shared(withStream(r.shared, r.Stream()))
 	if r.receiver != nil {
 		st.Receiver = r.receiver.Status()
 	}
@@ -114,4 +118,14 @@ func (r *Replica) Status() Status {
 	r.filterStatus(&st)
 	r.readLag(&st)
 	return st
+}
+
+// withStream adds stream to each table's writers, so that checkpoint.Shared
+// lists every table shared with another.
+func withStream(shared map[checkpoint.Object][]string, stream string) map[checkpoint.Object][]string {
+	out := make(map[checkpoint.Object][]string, len(shared))
+	for t, others := range shared {
+		out[t] = append([]string{stream}, others...)
+	}
+	return out
 }

@@ -49,6 +49,9 @@ func writeSummary(b *strings.Builder, r Report, win string) {
 		}
 		fmt.Fprintf(b, "delay: transactions are applied %s after the source committed them%s\n", st.Delay, held)
 	}
+	if len(st.Shared) > 0 {
+		fmt.Fprintf(b, "tables another stream writes too (the sources' changes mix there): %s\n", strings.Join(st.Shared, "; "))
+	}
 	if f := st.Filters; f != nil {
 		fmt.Fprintf(b, "filters: %s; left out so far: %d transactions (recorded as applied), %d row changes, %d statements\n",
 			f.Rules, f.Transactions, f.Rows, f.Statements)
