@@ -102,9 +102,12 @@ func listStreams(cmd *cobra.Command, t *targetFlags) error {
 		return fmt.Errorf("target %s: %w", cfg.Target, err)
 	}
 	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "STREAM\tSTATE\tCOMMAND\tCHECKPOINT SAVED\tPOSITION")
+	fmt.Fprintln(w, "STREAM\tSTATE\tCOMMAND\tLAG AT SAVE\tCHECKPOINT SAVED\tPOSITION")
 	for _, s := range streams {
-		state, saved, origin := "stopped", "never", "-"
+		state, saved, origin, lag := "stopped", "never", "-", "-"
+		if s.LagKnown {
+			lag = s.Lag.Round(time.Millisecond).String()
+		}
 		if s.Running {
 			state = "running"
 		}
@@ -112,7 +115,7 @@ func listStreams(cmd *cobra.Command, t *targetFlags) error {
 			saved = s.Saved.UTC().Format(time.DateTime) + " UTC (" + time.Since(s.Saved).Round(time.Second).String() + " ago)"
 			origin = strings.TrimPrefix(s.Origin.String(), "paraply ")
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, state, origin, saved, s.Position)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, state, origin, lag, saved, s.Position)
 	}
 	if len(streams) == 0 {
 		fmt.Fprintf(w, "(no paraply stream on %s)\n", cfg.Target)

@@ -123,6 +123,9 @@ func TestSeveralSources(t *testing.T) {
 	}
 	code, out := runParaply(t, nil, "status", "--target", tgt.URL())
 	t.Logf("status --target:\n%s", out)
+	if !strings.Contains(out, "LAG AT SAVE") || strings.Contains(out, "running  replicate  -") {
+		t.Errorf("status --target does not give each running stream's lag:\n%s", out)
+	}
 	for _, s := range streams {
 		if code != 0 || !strings.Contains(out, s.name+" ") || !strings.Contains(out, "running") {
 			t.Errorf("status --target does not list stream %s as running: exit %d\n%s", s.name, code, out)

@@ -63,6 +63,11 @@ var ddlStatements = []string{
 		"`fingerprint` CHAR(32) CHARACTER SET ascii NOT NULL," +
 		"`objects` MEDIUMTEXT NOT NULL," +
 		"`started_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) ENGINE=InnoDB",
+	// How far behind the stream was at its last save (see streams.go).
+	"CREATE TABLE IF NOT EXISTS `paraply`.`lag` (" +
+		"`id` TINYINT UNSIGNED NOT NULL PRIMARY KEY," +
+		"`oldest_pending_us` BIGINT UNSIGNED NOT NULL," +
+		"`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)) ENGINE=InnoDB",
 	// The tables the stream applied rows to (see overlap.go).
 	"CREATE TABLE IF NOT EXISTS `paraply`.`tables` (" +
 		"`schema_name` VARCHAR(64) NOT NULL," +

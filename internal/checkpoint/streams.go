@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // StreamState is what a target says of one stream: where its checkpoint
@@ -22,6 +24,23 @@ type StreamState struct {
 	Saved    time.Time
 	// Running says a paraply process holds the stream's lock.
 	Running bool
+	// Lag is how far behind the source the stream was when it last saved
+	// its checkpoint (the oldest transaction waiting then), and LagKnown
+	// whether the stream records it (a paraply before streams did not).
+	Lag      time.Duration
+	LagKnown bool
+}
+
+// SaveLag records how far behind the stream is: oldestPending is the
+// source commit time (µs since the epoch) of the oldest transaction
+// waiting to be applied, 0 when none waits.
+func (s *Store) SaveLag(ctx context.Context, oldestPending int64) error {
+	_, err := s.db.ExecContext(ctx, s.sql("INSERT INTO `paraply`.`lag` (`id`, `oldest_pending_us`) VALUES (?, ?) "+
+		"ON DUPLICATE KEY UPDATE `oldest_pending_us` = VALUES(`oldest_pending_us`)"), uint8(s.origin), oldestPending)
+	if err != nil {
+		return fmt.Errorf("writing %s.lag: %w", s.schema, err)
+	}
+	return nil
 }
 
 // Streams lists the streams whose bookkeeping the target holds, by name.
@@ -72,10 +91,32 @@ func (s *StreamState) read(ctx context.Context, db *sql.DB) error {
 	default:
 		s.Origin, s.Saved = Origin(id), time.UnixMicro(int64(saved*1e6))
 	}
+	if err := s.readLag(ctx, db); err != nil {
+		return err
+	}
 	var holder sql.NullInt64
 	if err := db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", lockNameOf(s.Name)).Scan(&holder); err != nil {
 		return fmt.Errorf("reading the lock of stream %s: %w", s.Name, err)
 	}
 	s.Running = holder.Valid
+	return nil
+}
+
+// readLag fills s.Lag from the stream's lag row, if it keeps one.
+func (s *StreamState) readLag(ctx context.Context, db *sql.DB) error {
+	var oldest int64
+	var at float64
+	err := db.QueryRowContext(ctx, "SELECT `oldest_pending_us`, UNIX_TIMESTAMP(`updated_at`) FROM `"+s.Schema+"`.`lag` ORDER BY `id` LIMIT 1").Scan(&oldest, &at)
+	var me *mysql.MySQLError
+	switch {
+	case errors.Is(err, sql.ErrNoRows), errors.As(err, &me) && me.Number == 1146:
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading %s.lag: %w", s.Schema, err)
+	}
+	s.LagKnown = true
+	if oldest > 0 {
+		s.Lag = max(0, time.UnixMicro(int64(at*1e6)).Sub(time.UnixMicro(oldest)))
+	}
 	return nil
 }

@@ -221,6 +221,9 @@ func (r *Replica) saveProgress(st *begun) func(context.Context, scheduler.Progre
 		if err := st.relay.Purge(p.RelayIndex); err != nil {
 			return err
 		}
+		if err := st.store.SaveLag(ctx, p.OldestPending); err != nil {
+			return err
+		}
 		if err := r.noteWritten(ctx, st.store); err != nil {
 			return err
 		}

@@ -18,6 +18,10 @@ type Progress struct {
 	// for its XA COMMIT): how far applying has come, though a restart
 	// starts again from Position.
 	Reached string
+	// OldestPending is the source commit time (µs since the epoch) of the
+	// oldest transaction admitted and not yet committed when the mark was
+	// taken, 0 when none was: how far behind the stream was then.
+	OldestPending int64
 }
 
 // seqGTID is the key of a checkpoint row, by the sequence number of its
@@ -44,6 +48,9 @@ func (c *Coordinator) lwm() uint64 {
 func (c *Coordinator) progress() Progress {
 	lwm, reached := c.lwm(), c.seq.Prefix()
 	p := Progress{RelayIndex: lwm, Position: c.resumeAt(lwm), Reached: c.resumeAt(reached)}
+	if e := c.core.entry(reached + 1); e != nil {
+		p.OldestPending = e.item.Txn.Timestamp
+	}
 	kept := c.gtids[:0]
 	for _, g := range c.gtids {
 		if g.seq <= lwm {

@@ -79,3 +79,28 @@ func TestEndOfInputSavesAndReturns(t *testing.T) {
 		t.Errorf("saved %+v (sequencer at %d), want one save at relay index 5, 0-1-5", saves, seq.Prefix())
 	}
 }
+
+// TestProgressSaysHowFarBehind: the progress saved carries the source
+// commit time of the oldest transaction admitted and not yet committed,
+// and none once everything has committed.
+func TestProgressSaysHowFarBehind(t *testing.T) {
+	seq := stage.NewSequencer(0)
+	c := NewCoordinator(Config{Start: "0-1-0"}, seq)
+	var ps []*stage.Prepared
+	for i := uint64(1); i <= 3; i++ {
+		p := prepared(i, deptrack.Deps{})
+		p.Resume, p.Txn.Txn.Timestamp = "0-1-"+itoa(i), int64(1000*i)
+		c.admit(p)
+		ps = append(ps, p)
+	}
+	seq.Done(1, 1)
+	c.committed([]*stage.Txn{ps[0].Txn})
+	if p := c.progress(); p.OldestPending != 2000 {
+		t.Fatalf("with 2 and 3 waiting: oldest pending %d, want 2000 (transaction 2's commit time)", p.OldestPending)
+	}
+	seq.Done(2, 3)
+	c.committed([]*stage.Txn{ps[1].Txn, ps[2].Txn})
+	if p := c.progress(); p.OldestPending != 0 {
+		t.Fatalf("with nothing waiting: oldest pending %d, want 0", p.OldestPending)
+	}
+}
