@@ -31,15 +31,7 @@ func TestSeveralSourcesHandover(t *testing.T) {
 	streams := []*stream{{name: "one", serverID: "771"}, {name: "two", serverID: "772"}}
 	var loads []*counterLoad
 	for i, s := range streams {
-		s.src = sandboxtest.ForTest(t, sandbox.Options{Name: "mh" + s.name, Binlog: true, GTIDDomain: uint32(i + 1), ServerID: uint32(11 + i)})
-		if s.sdb, err = s.src.DB(""); err != nil {
-			t.Fatal(err)
-		}
-		defer s.sdb.Close()
-		execAll(t, s.sdb, "CREATE DATABASE warmup")
-		if err := s.sdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&s.start); err != nil {
-			t.Fatal(err)
-		}
+		s.startSource(t, "mh", i)
 		execAll(t, s.sdb, counterSetupIn(fmt.Sprintf("c%d", i+1))...)
 		s.target, s.http, s.relay = tgt, "", filepath.Join(dir, "relay-"+s.name)
 		s.run(t)

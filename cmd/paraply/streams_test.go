@@ -31,6 +31,23 @@ type stream struct {
 	target   *sandbox.Server
 }
 
+// startSource starts the stream's source, the i-th (GTID domain i+1,
+// named prefix+name), and notes its position before anything the stream
+// is to apply.
+func (s *stream) startSource(t *testing.T, prefix string, i int) {
+	t.Helper()
+	s.src = sandboxtest.ForTest(t, sandbox.Options{Name: prefix + s.name, Binlog: true, GTIDDomain: uint32(i + 1), ServerID: uint32(11 + i)})
+	var err error
+	if s.sdb, err = s.src.DB(""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.sdb.Close() })
+	execAll(t, s.sdb, "CREATE DATABASE warmup")
+	if err := s.sdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&s.start); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (s *stream) run(t *testing.T) {
 	t.Helper()
 	args := append([]string{"replicate", "--name", s.name, "--source", s.src.URL(), "--target", s.target.URL(),
@@ -78,15 +95,7 @@ func TestSeveralSources(t *testing.T) {
 		{name: "two", serverID: "772", args: []string{"--rewrite-db", "sbtest=sbtest2", "--include", "sbtest2.%", "--include", "shared.%"}},
 	}
 	for i, s := range streams {
-		s.src = sandboxtest.ForTest(t, sandbox.Options{Name: "ms" + s.name, Binlog: true, GTIDDomain: uint32(i + 1), ServerID: uint32(11 + i)})
-		if s.sdb, err = s.src.DB(""); err != nil {
-			t.Fatal(err)
-		}
-		defer s.sdb.Close()
-		execAll(t, s.sdb, "CREATE DATABASE warmup")
-		if err := s.sdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&s.start); err != nil {
-			t.Fatal(err)
-		}
+		s.startSource(t, "ms", i)
 		execAll(t, s.sdb, "CREATE DATABASE sbtest")
 		if out, err := s.src.Sysbench(ctx, "oltp_write_only", "--tables=2", "--table-size=2000", "prepare").CombinedOutput(); err != nil {
 			t.Fatalf("sysbench prepare on %s: %v\n%s", s.name, err, out)
