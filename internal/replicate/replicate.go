@@ -32,22 +32,24 @@ type Replica struct {
 	log  *slog.Logger
 	feed feed
 
+	// unrecorded are tables the stream wrote and its bookkeeping does not
+	// record yet; only the saver's goroutine touches them (overlap.go).
+	unrecorded []checkpoint.Object
+
 	mu       sync.Mutex // guards everything below: Run sets it, Status reads it
 	info     source.Info
 	receiver producer
-	// unrecorded are tables the stream wrote and its bookkeeping does not
-	// record yet, shared those another stream writes too (overlap.go).
-	unrecorded []checkpoint.Object
-	shared     map[checkpoint.Object][]string
-	lock       *checkpoint.TargetLock // the stream's, while a pass runs
-	relay      *relaylog.Log
-	prep       *prepare.Preparer
-	seq        *stage.Sequencer
-	lag        *lag.Tracker // dates transactions for Status.Lag; lives across passes
-	stats      scheduler.Stats
-	saved      scheduler.Progress
-	savedAt    time.Time
-	started    time.Time
+	// shared are tables another stream writes too (overlap.go).
+	shared  map[checkpoint.Object][]string
+	lock    *checkpoint.TargetLock // the stream's, while a pass runs
+	relay   *relaylog.Log
+	prep    *prepare.Preparer
+	seq     *stage.Sequencer
+	lag     *lag.Tracker // dates transactions for Status.Lag; lives across passes
+	stats   scheduler.Stats
+	saved   scheduler.Progress
+	savedAt time.Time
+	started time.Time
 }
 
 // New returns a pipeline for cfg; Run starts it.
