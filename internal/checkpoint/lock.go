@@ -11,9 +11,10 @@ import (
 	"time"
 )
 
-// ErrLocked is returned by Lock when another paraply process holds the
-// target: one at a time may write into it, or change its bookkeeping.
-var ErrLocked = errors.New("another paraply process works on this target (it holds the lock paraply.target)")
+// ErrLocked is returned by Lock and LockStream when another paraply
+// process holds the stream's lock on the target: one at a time may apply a
+// stream, or change its bookkeeping.
+var ErrLocked = errors.New("another paraply process works on this target's stream")
 
 // lockName is the target-wide named lock (GET_LOCK) a paraply process
 // holds while it replicates, applies or hands over. The server frees it
@@ -74,10 +75,7 @@ func take(ctx context.Context, db *sql.DB, name string, wait time.Duration) (*sq
 	}
 	if !got.Valid || got.Int64 != 1 {
 		conn.Close()
-		if name != lockName {
-			return nil, fmt.Errorf("%w (stream lock %s)", ErrLocked, name)
-		}
-		return nil, ErrLocked
+		return nil, fmt.Errorf("%w (it holds the lock %s)", ErrLocked, name)
 	}
 	return conn, nil
 }
