@@ -48,9 +48,7 @@ func (c *Coordinator) lwm() uint64 {
 func (c *Coordinator) progress() Progress {
 	lwm, reached := c.lwm(), c.seq.Prefix()
 	p := Progress{RelayIndex: lwm, Position: c.resumeAt(lwm), Reached: c.resumeAt(reached)}
-	if e := c.core.entry(reached + 1); e != nil {
-		p.OldestPending = e.item.Txn.Timestamp
-	}
+	p.OldestPending = c.oldestPending()
 	kept := c.gtids[:0]
 	for _, g := range c.gtids {
 		if g.seq <= lwm {
@@ -100,4 +98,13 @@ func (c *Coordinator) resumeAt(s uint64) string {
 		return ""
 	}
 	return c.resume[i].resume
+}
+
+// oldestPending is the source commit time (µs since the epoch) of the
+// oldest transaction admitted and not yet committed, 0 when none is.
+func (c *Coordinator) oldestPending() int64 {
+	if e := c.core.entry(c.seq.Prefix() + 1); e != nil && e.item.Txn != nil {
+		return e.item.Txn.Timestamp
+	}
+	return 0
 }

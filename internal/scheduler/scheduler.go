@@ -215,8 +215,6 @@ func (c *Coordinator) Stats() Stats {
 	if c.adaptive != nil {
 		s.LimitReason = c.adaptive.reason
 	}
-	if e := c.core.entry(s.LowWaterMark + 1); e != nil {
-		s.OldestPending = e.item.Txn.Timestamp
-	}
+	s.OldestPending = c.oldestPending()
 	return s
 }
