@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/paraply/paraply/internal/retry"
 )
 
 // waitSlice bounds one MASTER_GTID_WAIT; between two, the SQL thread's
@@ -102,8 +104,8 @@ func waitIO(ctx context.Context, conn *sql.Conn, end position) error {
 		if st["Slave_IO_Running"] == "No" && st["Last_IO_Error"] != "" {
 			return fmt.Errorf("replica IO thread stopped: %s", st["Last_IO_Error"])
 		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
-			return fmt.Errorf("waiting for the relay log to hold the backlog: %w", err)
+		if !retry.Sleep(ctx, 50*time.Millisecond) {
+			return fmt.Errorf("waiting for the relay log to hold the backlog: %w", ctx.Err())
 		}
 	}
 }
@@ -161,16 +163,4 @@ func slaveStatus(ctx context.Context, conn *sql.Conn) (map[string]string, error)
 		st[c] = vals[i].String
 	}
 	return st, rows.Err()
-}
-
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
