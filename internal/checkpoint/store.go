@@ -338,6 +338,18 @@ func (s *Store) pendingDDL(ctx context.Context, gtid string) (*PendingDDL, error
 // now covers, in one transaction: covered are the keys of those rows (a
 // key that is no row's, a GTID in another row's list, deletes nothing).
 func (s *Store) SaveProgress(ctx context.Context, position string, relayIndex uint64, covered []string) error {
+	return s.saveProgress(ctx, position, relayIndex, covered, nil)
+}
+
+// SaveProgressBehind is SaveProgress that records, in the same
+// transaction, how far behind the stream is (status --target's lag):
+// oldestPending is the source commit time (µs since the epoch) of the
+// oldest transaction waiting to be applied, 0 when none waits.
+func (s *Store) SaveProgressBehind(ctx context.Context, position string, relayIndex uint64, covered []string, oldestPending int64) error {
+	return s.saveProgress(ctx, position, relayIndex, covered, &oldestPending)
+}
+
+func (s *Store) saveProgress(ctx context.Context, position string, relayIndex uint64, covered []string, oldestPending *int64) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -348,6 +360,12 @@ func (s *Store) SaveProgress(ctx context.Context, position string, relayIndex ui
 			"ON DUPLICATE KEY UPDATE `position` = VALUES(`position`), `relay_index` = VALUES(`relay_index`)"),
 		uint8(s.origin), position, relayIndex); err != nil {
 		return fmt.Errorf("writing paraply.progress: %w", err)
+	}
+	if oldestPending != nil {
+		if _, err := tx.ExecContext(ctx, s.sql("INSERT INTO `paraply`.`lag` (`id`, `oldest_pending_us`) VALUES (?, ?) "+
+			"ON DUPLICATE KEY UPDATE `oldest_pending_us` = VALUES(`oldest_pending_us`)"), uint8(s.origin), *oldestPending); err != nil {
+			return fmt.Errorf("writing paraply.lag: %w", err)
+		}
 	}
 	for len(covered) > 0 {
 		n := min(len(covered), compactGTIDs)

@@ -31,18 +31,6 @@ type StreamState struct {
 	LagKnown bool
 }
 
-// SaveLag records how far behind the stream is: oldestPending is the
-// source commit time (µs since the epoch) of the oldest transaction
-// waiting to be applied, 0 when none waits.
-func (s *Store) SaveLag(ctx context.Context, oldestPending int64) error {
-	_, err := s.db.ExecContext(ctx, s.sql("INSERT INTO `paraply`.`lag` (`id`, `oldest_pending_us`) VALUES (?, ?) "+
-		"ON DUPLICATE KEY UPDATE `oldest_pending_us` = VALUES(`oldest_pending_us`)"), uint8(s.origin), oldestPending)
-	if err != nil {
-		return fmt.Errorf("writing %s.lag: %w", s.schema, err)
-	}
-	return nil
-}
-
 // Streams lists the streams whose bookkeeping the target holds, by name.
 func Streams(ctx context.Context, db *sql.DB) ([]StreamState, error) {
 	out, err := streamSchemas(ctx, db)

@@ -217,13 +217,10 @@ func (r *Replica) preparer(st *begun) *prepare.Preparer {
 // checkpoint on the target, then the relay log's purge, then the status.
 func (r *Replica) saveProgress(st *begun) func(context.Context, scheduler.Progress) error {
 	return func(ctx context.Context, p scheduler.Progress) error {
-		if err := st.store.SaveProgress(ctx, p.Position, p.RelayIndex, p.Covered); err != nil {
+		if err := st.store.SaveProgressBehind(ctx, p.Position, p.RelayIndex, p.Covered, p.OldestPending); err != nil {
 			return fmt.Errorf("saving the checkpoint on the target: %w", err)
 		}
 		if err := st.relay.Purge(p.RelayIndex); err != nil {
-			return err
-		}
-		if err := st.store.SaveLag(ctx, p.OldestPending); err != nil {
 			return err
 		}
 		if err := r.noteWritten(ctx, st.store); err != nil {
