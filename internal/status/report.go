@@ -32,9 +32,14 @@ type Sample struct {
 	Pending      int       `json:"pending"`
 	LagSeconds   float64   `json:"lag_seconds"`
 	DelaySeconds float64   `json:"delay_seconds"`
-	RelayBytes   int64     `json:"relay_bytes"`
-	RelayBlocked float64   `json:"relay_blocked_seconds"`
-	Connected    bool      `json:"source_connected"`
+	// BeyondDelaySeconds is Status.LagBeyondDelay, taken as it is rather
+	// than recomputed from the two above: floats subtracted here differ
+	// from durations subtracted there in the last digit, and the page and
+	// /metrics must print the same number.
+	BeyondDelaySeconds float64 `json:"lag_beyond_delay_seconds"`
+	RelayBytes         int64   `json:"relay_bytes"`
+	RelayBlocked       float64 `json:"relay_blocked_seconds"`
+	Connected          bool    `json:"source_connected"`
 	// Waits of the coordinator, cumulative, by reason.
 	DepWaits, BusyWaits, FullWaits          int64
 	DepWaitSecs, BusyWaitSecs, FullWaitSecs float64
@@ -86,7 +91,8 @@ func takeSample(st replicate.Status, ws []metrics.WorkerStats) Sample {
 		Time: st.Now, Received: st.Receiver.Transactions, Applied: st.Scheduler.Committed,
 		Assigned: st.Scheduler.Assigned, Works: st.Scheduler.Works, Pending: st.Scheduler.Pending,
 		LagSeconds: st.Lag.Seconds(), DelaySeconds: st.Delay.Seconds(),
-		RelayBytes: st.Relay.Bytes, RelayBlocked: st.Relay.BlockedTime.Seconds(),
+		BeyondDelaySeconds: st.LagBeyondDelay().Seconds(),
+		RelayBytes:         st.Relay.Bytes, RelayBlocked: st.Relay.BlockedTime.Seconds(),
 		Connected: st.Receiver.Connected,
 		DepWaits:  st.Scheduler.DepWaits, BusyWaits: st.Scheduler.BusyWaits, FullWaits: st.Scheduler.FullWaits,
 		DepWaitSecs: st.Scheduler.DepWaitTime.Seconds(), BusyWaitSecs: st.Scheduler.BusyWaitTime.Seconds(),
@@ -194,7 +200,7 @@ func between(a, b Sample) Interval {
 	iv := Interval{Seconds: b.Time.Sub(a.Time).Seconds(), From: a.Time, To: b.Time, Assigned: b.Assigned - a.Assigned,
 		Retries: b.Retries - a.Retries, LagStart: a.LagSeconds, LagEnd: b.LagSeconds,
 		LagMax: max(a.LagSeconds, b.LagSeconds), RelayBlocked: b.RelayBlocked - a.RelayBlocked,
-		DelaySeconds: b.DelaySeconds, LagBeyondDelay: max(0, b.LagSeconds-b.DelaySeconds),
+		DelaySeconds: b.DelaySeconds, LagBeyondDelay: b.BeyondDelaySeconds,
 		Prepared: b.Prepared - a.Prepared, Statements: b.Statements - a.Statements}
 	for i, c := range serializing {
 		if n := b.Serialized[i] - a.Serialized[i]; n > 0 {
