@@ -15,6 +15,7 @@
 package handover
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -241,7 +242,11 @@ type extension struct {
 // GTID where they do not.
 func (x *extension) extend(beyond map[uint32][]gtid) {
 	for d, gs := range beyond {
-		slices.SortFunc(gs, func(a, b gtid) int { return compare(a.seq, b.seq) })
+		// By server too: a domain with GTIDs of several servers at one
+		// sequence number (a source switched over) must name the same
+		// one in Missing and Last on every run, not whichever a map
+		// walk met first.
+		slices.SortFunc(gs, func(a, b gtid) int { return cmp.Or(cmp.Compare(a.seq, b.seq), cmp.Compare(a.server, b.server)) })
 		x.last[d] = gs[len(gs)-1]
 		cur, known := x.at[d]
 		if !known {
@@ -309,16 +314,6 @@ func format(at map[uint32]gtid) string {
 		parts[i] = fmt.Sprintf("%d-%d-%d", g.domain, g.server, g.seq)
 	}
 	return strings.Join(parts, ",")
-}
-
-func compare(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // SetSlavePos sets the target's gtid_slave_pos (its replication threads
