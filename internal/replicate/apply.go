@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -45,14 +46,15 @@ func NewApply(cfg Config, in Files) *Replica {
 	cfg.UntilCaughtUp = false
 	cfg.RelaySync = relaylog.SyncNever
 	r := New(cfg)
-	r.feed = &fileFeed{r: r, in: in}
+	r.feed = &fileFeed{cfg: r.cfg, log: r.log, in: in}
 	return r
 }
 
 // fileFeed is apply's feed: binlog files.
 type fileFeed struct {
-	r  *Replica
-	in Files
+	cfg Config
+	log *slog.Logger
+	in  Files
 }
 
 func (f *fileFeed) validate(cfg Config) error {
@@ -107,17 +109,17 @@ func (f *fileFeed) catalog(ctx context.Context, tgt *sql.DB) (*schema.Catalog, e
 			}
 			return cat, nil
 		}
-		f.r.log.Info("the target holds apply's checkpoint: reading the schema from the target, as of the checkpoint, not from --schema/--schema-file")
+		f.log.Info("the target holds apply's checkpoint: reading the schema from the target, as of the checkpoint, not from --schema/--schema-file")
 	}
-	return targetCatalog(ctx, tgt, f.r.cfg.Target.String())
+	return targetCatalog(ctx, tgt, f.cfg.Target.String())
 }
 
 // fresh reports whether apply has not started on the target: no
 // checkpoint of it, nothing recorded as applied, no DDL half done.
 func (f *fileFeed) fresh(ctx context.Context, tgt *sql.DB) (bool, error) {
-	store := checkpoint.NewStreamStore(tgt, checkpoint.Apply, f.r.cfg.Name)
+	store := checkpoint.NewStreamStore(tgt, checkpoint.Apply, f.cfg.Name)
 	if err := store.Init(ctx); err != nil {
-		return false, fmt.Errorf("target %s: %w", f.r.cfg.Target, err)
+		return false, fmt.Errorf("target %s: %w", f.cfg.Target, err)
 	}
 	st, err := store.Load(ctx)
 	var foreign *checkpoint.ForeignCheckpointError
@@ -125,15 +127,15 @@ func (f *fileFeed) fresh(ctx context.Context, tgt *sql.DB) (bool, error) {
 	case errors.As(err, &foreign):
 		return false, nil // run() reads the checkpoint next and says so
 	case err != nil:
-		return false, fmt.Errorf("target %s: %w", f.r.cfg.Target, err)
+		return false, fmt.Errorf("target %s: %w", f.cfg.Target, err)
 	}
 	return st.Position == "" && len(st.Applied) == 0 && st.PendingDDL == nil, nil
 }
 
 func (f *fileFeed) producer(info source.Info, relay *relaylog.Log) (producer, error) {
 	cfg := f.in.FilesConfig
-	cfg.Logger = f.r.log.With("component", "files")
-	cfg.PartBytes = f.r.cfg.PieceBytes
+	cfg.Logger = f.log.With("component", "files")
+	cfg.PartBytes = f.cfg.PieceBytes
 	return source.NewFiles(cfg, info.Flavor, relay)
 }
 

@@ -97,7 +97,7 @@ func (r *Replica) openTarget(ctx context.Context, st *begun) error {
 	// temporary tables, and a few for the checkpoint, the lock and checks.
 	tgt.SetMaxOpenConns(r.cfg.Pool() + applier.MaxThreadSessions + 4)
 	tgt.SetMaxIdleConns(r.cfg.Pool() + 4)
-	if err := r.untilReachable(ctx, "target", r.cfg.Target.String(), func() (err error) {
+	if err := untilReachable(ctx, r.cfg.ConnectWait, r.log, "target", r.cfg.Target.String(), func() (err error) {
 		st.catalog, err = r.feed.catalog(ctx, tgt)
 		return err
 	}); err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 
 	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/lag"
 	"github.com/paraply/paraply/internal/relaylog"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/source"
@@ -44,28 +46,32 @@ type producer interface {
 	Status() source.Status
 }
 
-// network is replicate's feed: a live source, as a replica.
-type network struct{ r *Replica }
+// network is replicate's feed: a live source, as a replica. It dates
+// what it receives in lag, which the Replica reads for its status.
+type network struct {
+	cfg Config
+	log *slog.Logger
+	lag *lag.Tracker
+}
 
 func (n network) validate(cfg Config) error { return cfg.Validate() }
 
-func (n network) String() string { return n.r.cfg.Source.String() }
+func (n network) String() string { return n.cfg.Source.String() }
 
 func (n network) origin() checkpoint.Origin { return checkpoint.Replicate }
 
 func (n network) inspect(ctx context.Context) (source.Info, error) {
-	r := n.r
-	srcDB, err := r.cfg.Source.WithTLS(r.cfg.SourceTLS).Open(nil)
+	srcDB, err := n.cfg.Source.WithTLS(n.cfg.SourceTLS).Open(nil)
 	if err != nil {
 		return source.Info{}, err
 	}
 	defer srcDB.Close()
 	var info source.Info
-	if err := r.untilReachable(ctx, "source", r.cfg.Source.String(), func() (err error) {
+	if err := untilReachable(ctx, n.cfg.ConnectWait, n.log, "source", n.cfg.Source.String(), func() (err error) {
 		info, err = source.Inspect(ctx, srcDB)
 		return err
 	}); err != nil {
-		return info, fmt.Errorf("source %s: %w", r.cfg.Source, err)
+		return info, fmt.Errorf("source %s: %w", n.cfg.Source, err)
 	}
 	return info, nil
 }
@@ -75,7 +81,7 @@ func (n network) inspect(ctx context.Context) (source.Info, error) {
 // changed since), and its constraints are the ones the workers must not
 // violate. DDL in the stream is followed from there.
 func (n network) catalog(ctx context.Context, tgt *sql.DB) (*schema.Catalog, error) {
-	return targetCatalog(ctx, tgt, n.r.cfg.Target.String())
+	return targetCatalog(ctx, tgt, n.cfg.Target.String())
 }
 
 func targetCatalog(ctx context.Context, tgt *sql.DB, name string) (*schema.Catalog, error) {
@@ -87,22 +93,20 @@ func targetCatalog(ctx context.Context, tgt *sql.DB, name string) (*schema.Catal
 }
 
 func (n network) producer(info source.Info, relay *relaylog.Log) (producer, error) {
-	r := n.r
 	return source.NewReceiver(source.Config{
-		Source: r.cfg.Source, ServerID: r.cfg.ServerID, Flavor: info.Flavor,
-		Heartbeat: r.cfg.Heartbeat, TLS: r.cfg.SourceTLS, PartBytes: r.cfg.PieceBytes, Logger: r.log.With("component", "receiver"),
-		Arrivals: r.lag,
+		Source: n.cfg.Source, ServerID: n.cfg.ServerID, Flavor: info.Flavor,
+		Heartbeat: n.cfg.Heartbeat, TLS: n.cfg.SourceTLS, PartBytes: n.cfg.PieceBytes, Logger: n.log.With("component", "receiver"),
+		Arrivals: n.lag,
 	}, relay)
 }
 
 // probe measures the source's clock offset and writes --heartbeat-table.
 func (n network) probe(ctx context.Context) {
-	r := n.r
-	srcDB, err := r.cfg.Source.WithTLS(r.cfg.SourceTLS).Open(nil)
+	srcDB, err := n.cfg.Source.WithTLS(n.cfg.SourceTLS).Open(nil)
 	if err != nil {
-		r.log.Warn("cannot open the source to date the lag", "err", err)
+		n.log.Warn("cannot open the source to date the lag", "err", err)
 		return
 	}
 	defer srcDB.Close()
-	r.probeSource(ctx, srcDB)
+	n.probeSource(ctx, srcDB)
 }

@@ -15,18 +15,18 @@ const offsetEvery = 30 * time.Second
 // probeSource measures the source's clock offset and, with
 // HeartbeatTable, writes heartbeats there, until ctx is done. Neither can
 // fail the pipeline: without them the lag is dated less precisely.
-func (r *Replica) probeSource(ctx context.Context, db *sql.DB) {
-	log := r.log.With("component", "lag")
-	if r.cfg.HeartbeatTable == "" {
-		r.lag.RunOffset(ctx, db, offsetEvery, log)
+func (n network) probeSource(ctx context.Context, db *sql.DB) {
+	log := n.log.With("component", "lag")
+	if n.cfg.HeartbeatTable == "" {
+		n.lag.RunOffset(ctx, db, offsetEvery, log)
 		return
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		r.lag.RunOffset(ctx, db, offsetEvery, log)
+		n.lag.RunOffset(ctx, db, offsetEvery, log)
 	}()
-	lag.Heartbeat{Table: r.cfg.HeartbeatTable, ServerID: r.cfg.ServerID, Interval: r.cfg.heartbeatInterval(), Logger: log}.Run(ctx, db, r.lag)
+	lag.Heartbeat{Table: n.cfg.HeartbeatTable, ServerID: n.cfg.ServerID, Interval: n.cfg.heartbeatInterval(), Logger: log}.Run(ctx, db, n.lag)
 	<-done
 }
 

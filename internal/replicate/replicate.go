@@ -56,7 +56,7 @@ type Replica struct {
 func New(cfg Config) *Replica {
 	cfg.RelayDir = cfg.relayDir()
 	r := &Replica{cfg: cfg, log: cfg.logger(), lag: lag.NewTracker(cfg.heartbeatInterval())}
-	r.feed = network{r}
+	r.feed = network{cfg: cfg, log: r.log, lag: r.lag}
 	return r
 }
 
@@ -101,13 +101,13 @@ func (r *Replica) Run(ctx context.Context) error {
 }
 
 // untilReachable runs fn until it succeeds, fails with an error that
-// waiting does not cure, ctx ends, or ConnectWait has passed: a server that
+// waiting does not cure, ctx ends, or within (--connect-wait) has passed: a server that
 // is restarting when paraply starts is waited for, as it is once running,
 // while a wrong address still fails soon.
-func (r *Replica) untilReachable(ctx context.Context, role, addr string, fn func() error) error {
-	p := retry.Policy{Base: 200 * time.Millisecond, Cap: 10 * time.Second, Within: r.cfg.ConnectWait}
+func untilReachable(ctx context.Context, within time.Duration, log *slog.Logger, role, addr string, fn func() error) error {
+	p := retry.Policy{Base: 200 * time.Millisecond, Cap: 10 * time.Second, Within: within}
 	return retry.Do(ctx, p, mysqlerr.Retryable, fn, func(err error, pause time.Duration) {
-		r.log.Warn("waiting for the "+role+" to answer", role, addr, "retry_in", pause, "err", err)
+		log.Warn("waiting for the "+role+" to answer", role, addr, "retry_in", pause, "err", err)
 	})
 }
 
