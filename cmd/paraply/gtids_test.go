@@ -68,7 +68,17 @@ func TestPreserveGTIDs(t *testing.T) {
 	load := startCounterLoad(t, p.sdb, 4)
 	time.Sleep(time.Second)
 	execAll(t, p.sdb, "ALTER TABLE crash.c ADD COLUMN note VARCHAR(20) NOT NULL DEFAULT ''", "CREATE TABLE crash.extra (id INT PRIMARY KEY)",
-		"INSERT INTO crash.extra VALUES (1), (2)")
+		"INSERT INTO crash.extra VALUES (1), (2)",
+		// Rolled back on the source after it changed a MyISAM table: the
+		// MyISAM row is in the source's binlog under a GTID (in ROW
+		// format a group of its own, in STATEMENT format the whole
+		// transaction, ending in ROLLBACK), and must be in the target's
+		// once under that GTID, without the InnoDB row.
+		"CREATE TABLE crash.mi (id INT PRIMARY KEY) ENGINE=MyISAM")
+	for i, format := range []string{"ROW", "STATEMENT"} {
+		runIn(t, p.sdb, "crash", "SET SESSION binlog_format = "+format, "BEGIN",
+			fmt.Sprintf("INSERT INTO extra VALUES (%d)", 3+i), fmt.Sprintf("INSERT INTO mi VALUES (%d)", 1+i), "ROLLBACK")
+	}
 	time.Sleep(500 * time.Millisecond)
 	stop(true) // SIGKILL in the middle of the load
 	stop = start()

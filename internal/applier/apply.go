@@ -23,9 +23,10 @@ var errNotHead = errors.New("data error before the commit turn")
 // apply runs work until it commits or fails for good. A failed attempt
 // that gave way to earlier work runs again at once, at its turn; any
 // other pauses first, from 10ms doubling up to Config.MaxBackoff, on a new
-// session if the last one was lost.
+// session if the last one was lost. Work that changes a non-transactional
+// table waits for its turn from the first attempt (stage.Txn.WaitsFirst).
 func (w *worker) apply(ctx context.Context, work *stage.Work) error {
-	turnFirst := false
+	turnFirst := work.Txns[0].WaitsFirst()
 	b := retry.Policy{Base: 10 * time.Millisecond, Cap: w.p.cfg.MaxBackoff}.Start()
 	for {
 		tm, err := w.attempt(ctx, work, turnFirst)

@@ -56,7 +56,7 @@ func (w *worker) attempt(ctx context.Context, work *stage.Work, turnFirst bool) 
 // them, then commits them. turnFirst says every transaction before work
 // has committed or is waited for first.
 func (w *worker) runAndCommit(ctx context.Context, conn *sql.Conn, work *stage.Work, turnFirst bool, tm *Timing) error {
-	if turnFirst && w.p.cfg.PreserveOrder {
+	if turnFirst && (w.p.cfg.PreserveOrder || work.Txns[0].WaitsFirst()) {
 		if err := w.waitTurn(ctx, work, tm); err != nil {
 			return err
 		}

@@ -30,6 +30,13 @@ func TestFramingMariaDBGroups(t *testing.T) {
 		if want := uint64(i + 1); txn.GTID.Seq != want {
 			t.Fatalf("transaction %d has GTID %s, want 0-1-%d", i+1, txn.GTID, want)
 		}
+		// As the server flagged them: NEXTVAL (a sequence's row is not
+		// rolled back), the MyISAM rows, and 0-1-23, whose InnoDB rows
+		// were in a transaction that changed a MyISAM table (its row was
+		// logged apart, as 0-1-22). Not CREATE TABLE my: DDL.
+		if s := txn.GTID.Seq; txn.NonTransactional() != (s == 11 || s == 19 || s == 22 || s == 23) {
+			t.Errorf("0-1-%d: non-transactional %t", s, txn.NonTransactional())
+		}
 	}
 	type want struct {
 		rows      int      // row changes

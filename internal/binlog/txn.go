@@ -279,6 +279,21 @@ func (t *Txn) RollsBackToSavepoint() bool {
 	return false
 }
 
+// NonTransactional reports whether the source said a rollback cannot
+// undo the transaction whole: MariaDB leaves FL_TRANSACTIONAL off the GTID
+// event of one that changed a non-transactional table (MyISAM, Aria,
+// MEMORY). A server keeps, and logs, such a change when its statement
+// ends, not at COMMIT: a replica must run the transaction only once
+// everything before it has committed, and never twice (MariaDB's
+// optimistic replica waits for prior commit before it starts one). DDL
+// has its own barrier and is not counted; MySQL's GTID event carries no
+// such flag, so its transactions report false.
+func (t *Txn) NonTransactional() bool {
+	changes := t.HasRows() || t.StatementDML
+	return t.GTID.Flavor == FlavorMariaDB && changes && !t.DDL &&
+		t.Clock.MariaFlags&replication.BINLOG_MARIADB_FL_TRANSACTIONAL == 0
+}
+
 // HasRows says whether the transaction changes rows, whether they are held
 // (Rows) or, for a large one, only counted (LargeTables): a CREATE ...
 // SELECT whose rows are large has rows to apply all the same.

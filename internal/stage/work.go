@@ -59,11 +59,20 @@ type Txn struct {
 // Alone reports whether the transaction is applied in a work of its own:
 // DDL, a large transaction, one that needs its source connection's
 // session, one whose statements must commit alone (Single), the first
-// after a source restart (SourceRestarted), and one the source rolled
-// back (its target transaction is rolled back too).
+// after a source restart (SourceRestarted), one the source rolled back
+// (its target transaction is rolled back too), and one that changes a
+// non-transactional table (it waits for everything before it: WaitsFirst).
 func (t *Txn) Alone() bool {
-	return t.DDL != nil || t.Large != nil || t.Session != 0 || t.Single || t.SourceRestarted || t.Txn != nil && t.Txn.RolledBack
+	return t.DDL != nil || t.Large != nil || t.Session != 0 || t.Single || t.SourceRestarted ||
+		t.Txn != nil && (t.Txn.RolledBack || t.Txn.NonTransactional())
 }
+
+// WaitsFirst reports whether the transaction starts only once every
+// transaction before it has committed, in any commit order: it changes a
+// non-transactional table (binlog.Txn.NonTransactional), whose changes no
+// rollback undoes, so it must not run before an earlier transaction it
+// could be aborted for, nor log its changes ahead of earlier ones.
+func (t *Txn) WaitsFirst() bool { return t.Txn != nil && t.Txn.NonTransactional() }
 
 // Large is how a worker reads a large transaction again.
 type Large struct {
