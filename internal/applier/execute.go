@@ -16,9 +16,9 @@ import (
 
 // executeSQL runs work as SQL statements (SQLPath), compacted unless that
 // is off, cannot keep the source's order, or a failed compacted attempt
-// could not be undone before the second (stage.Txn.WaitsFirst). On success the target
-// transaction stays open on w's session. A wait for the commit turn in
-// the middle of work (see execute) is added to tm.Turn.
+// could not be undone before the second (stage.Txn.WaitsFirst). On
+// success the target transaction stays open on w's session. A wait for
+// the commit turn in the middle of work (see execute) is added to tm.Turn.
 func (w *worker) executeSQL(ctx context.Context, work *stage.Work, turnFirst bool, tm *Timing) (time.Duration, error) {
 	var total time.Duration
 	compact := !w.p.cfg.NoCompact && !rollsBack(work) && !work.Txns[0].WaitsFirst()

@@ -101,9 +101,9 @@ func (r *Replica) Run(ctx context.Context) error {
 }
 
 // untilReachable runs fn until it succeeds, fails with an error that
-// waiting does not cure, ctx ends, or within (--connect-wait) has passed: a server that
-// is restarting when paraply starts is waited for, as it is once running,
-// while a wrong address still fails soon.
+// waiting does not cure, ctx ends, or within (--connect-wait) has passed:
+// a server that is restarting when paraply starts is waited for, as it is
+// once running, while a wrong address still fails soon.
 func untilReachable(ctx context.Context, within time.Duration, log *slog.Logger, role, addr string, fn func() error) error {
 	p := retry.Policy{Base: 200 * time.Millisecond, Cap: 10 * time.Second, Within: within}
 	return retry.Do(ctx, p, mysqlerr.Retryable, fn, func(err error, pause time.Duration) {
