@@ -196,12 +196,15 @@ func testConflictsStopAndResume(t *testing.T, path string) {
 	}
 
 	cases := []struct {
-		name   string
-		burst  int      // independent transactions just before the conflicting one
-		damage []string // on the target
-		change []string // the conflicting transaction, on the source
-		want   []string // in the error, besides the GTID
-		fix    []string // on the target
+		name  string
+		burst int // independent transactions just before the conflicting one
+		// stmtBurst: the burst is logged as statements, so that the
+		// conflict is met inside a packet of statements.
+		stmtBurst bool
+		damage    []string // on the target
+		change    []string // the conflicting transaction, on the source
+		want      []string // in the error, besides the GTID
+		fix       []string // on the target
 		// binlogApplies: the target's own row applier applies the change
 		// (as a native replica would), so the binlog path does not stop.
 		binlogApplies bool
@@ -261,12 +264,29 @@ func testConflictsStopAndResume(t *testing.T, path string) {
 			want:   []string{"statement failed on the target", "INSERT INTO bad.stmt VALUES (8, 'h')", "Duplicate entry '8'"},
 			fix:    []string{"DELETE FROM bad.stmt WHERE id = 8"},
 		},
+		{
+			// Statements ahead of it in the same work: the packet that
+			// stops at it does not say which statement failed, and the
+			// work applied again one statement at a time names it.
+			name:      "statement format in a batch",
+			burst:     40,
+			stmtBurst: true,
+			damage:    []string{"INSERT INTO bad.stmt VALUES (9, 'target')"},
+			change:    []string{"SET SESSION binlog_format = 'STATEMENT'", "INSERT INTO bad.stmt VALUES (9, 'i')"},
+			want:      []string{"statement failed on the target", "INSERT INTO bad.stmt VALUES (9, 'i')", "Duplicate entry '9'"},
+			fix:       []string{"DELETE FROM bad.stmt WHERE id = 9"},
+		},
 	}
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			execAll(t, p.tdb, c.damage...)
 			for i := range c.burst {
-				execAll(t, p.sdb, fmt.Sprintf("INSERT INTO bad.log (note) VALUES ('burst %d')", i))
+				burst := fmt.Sprintf("INSERT INTO bad.log (note) VALUES ('burst %d')", i)
+				if c.stmtBurst {
+					commitGTID(t, p.sdb, "SET SESSION binlog_format = 'STATEMENT'", burst)
+					continue
+				}
+				execAll(t, p.sdb, burst)
 			}
 			gtid := commitGTID(t, p.sdb, c.change...)
 			after := commitGTID(t, p.sdb, "INSERT INTO bad.log (note) VALUES ('after "+c.name+"')")

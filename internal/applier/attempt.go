@@ -71,8 +71,9 @@ func (w *worker) runAndCommit(ctx context.Context, conn *sql.Conn, work *stage.W
 			return err
 		}
 	}
-	if work.AfterTurn != nil && !turnFirst && w.p.cfg.PreserveOrder && (path == BinlogPath || stmts) {
-		// Only SQL applies a work in two parts (see execute).
+	if work.AfterTurn != nil && !turnFirst && w.p.cfg.PreserveOrder && path == BinlogPath && !stmts {
+		// SQL and statements apply a work in two parts (see execute,
+		// executeStatements); BINLOG statements do not.
 		if err := w.waitTurn(ctx, work, tm); err != nil {
 			return err
 		}
@@ -84,7 +85,7 @@ func (w *worker) runAndCommit(ctx context.Context, conn *sql.Conn, work *stage.W
 	case work.Txns[0].Large != nil:
 		d, err = w.applyLarge(ctx, conn, work, path, turnFirst)
 	case stmts:
-		d, err = w.executeStatements(ctx, work)
+		d, err = w.executeStatements(ctx, work, turnFirst, tm)
 	case path == BinlogPath:
 		d, err = w.replayWork(ctx, conn, work, turnFirst)
 	default:

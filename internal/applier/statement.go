@@ -33,38 +33,55 @@ import (
 //
 // Consecutive statements, across the work's transactions, go in one
 // packet of statements (a round trip per statement made paraply slower
-// than a native replica): per statement, a marker (@paraply_stmt, which
-// says after an error which statement failed), USE of its database, a
-// SET of its session context (clock, time zone, charsets, sql_mode,
-// flags, auto-increment, insert_id, rand seeds, pseudo_thread_id) and of
-// its user variables, every value a literal (hex for strings: the
-// statement's own sql_mode may have changed how quotes read), then the
-// statement as logged: its bytes are in the source session's character
-// set, and a '?' in it is no placeholder, so the packet carries no
-// placeholders at all. Rows events between statements go as SQL (or
-// BINLOG statements where SQL is not exact) once the worker's own session
-// settings are back (restoreSession ends each packet of statements). A
-// statement logged with an error ends its packet, so that the error that
-// stops the packet is the one to compare; a LOAD DATA goes alone, with
-// its file.
+// than a native replica). The target's cost of a statement is what bounds
+// a statement-format stream, so a packet carries little besides the
+// statements (docs/benchmark.md, "A MIXED source"):
+//   - the source session's settings (time zone, charsets, sql_mode, flags,
+//     auto-increment; statementSession) go as a SET of those that differ
+//     from what the work's earlier statements set, which for one stream
+//     is almost always none after the first;
+//   - what changes with every statement (its clock, its connection id,
+//     a forced insert_id) rides on the statement itself, as
+//     SET STATEMENT timestamp=..., pseudo_thread_id=... FOR <statement>,
+//     which the server applies for that statement alone: no statement of
+//     its own, no answer of its own (statementPrefix);
+//   - USE when the database changes, and the user variables a statement
+//     reads;
+//   - the statement as logged: its bytes are in the source session's
+//     character set, and a '?' in it is no placeholder, so the packet
+//     carries no placeholders at all; every value paraply adds is a
+//     literal (hex for strings: the statement's own sql_mode may have
+//     changed how quotes read).
+//
+// A packet stops at its first failing statement, and the server does not
+// say which that was. The work is then rolled back and applied again one
+// statement per round trip, which names it (a retryable error is retried
+// as any). A statement logged with an error goes alone, so that the error
+// it stops on is the one to compare; so does every statement of a work
+// that changes non-transactional tables, whose changes a rollback would
+// not undo. Rows events between statements go as SQL (or BINLOG
+// statements where SQL is not exact) once the worker's own session
+// settings are back; so does the checkpoint row at the end (restoreSession
+// comes first). A LOAD DATA goes alone, with its file.
 
 // stmtPacket collects consecutive statements for one round trip.
 type stmtPacket struct {
 	text  strings.Builder
-	stmts []stmtRef // in packet order; the marker is the index
-	// set and db are the session variables and the database the packet's
-	// statements have set so far: a statement sets only those its own
-	// context changes (consecutive statements share most of theirs).
+	stmts []stmtRef // in packet order
+	// set and db are the session variables and the database the work's
+	// statements have set so far, on the session (a statement sets only
+	// those its own context changes: consecutive statements share most of
+	// theirs). Both are forgotten once the worker's settings are back.
 	set map[string]string
 	db  string
+	// single sends every statement in a packet of its own.
+	single bool
 }
 
-// reset empties p.
+// reset empties p's text, keeping what it set on the session.
 func (p *stmtPacket) reset() {
 	p.text.Reset()
-	p.stmts = nil
-	clear(p.set)
-	p.db = ""
+	p.stmts = p.stmts[:0]
 }
 
 // stmtRef is a statement in a packet: the transaction of the work it is
@@ -74,9 +91,35 @@ type stmtRef struct {
 	st  *binlog.Statement
 }
 
+// errStatementsFailed is a packet of statements that stopped at one of
+// them, which the server does not name: the work is applied again one
+// statement at a time (see executeStatements).
+var errStatementsFailed = errors.New("a packet of statements failed")
+
 // executeStatements applies work, which holds statement-format DML, and
-// leaves the target transaction open for the COMMIT.
-func (w *worker) executeStatements(ctx context.Context, work *stage.Work) (time.Duration, error) {
+// leaves the target transaction open for the COMMIT. Work with AfterTurn
+// that is not yet at its turn runs in two parts, as SQL does (see
+// execute): the transactions that wait for no earlier work at once, the
+// others once every transaction before the work has committed (the wait
+// is added to tm.Turn).
+func (w *worker) executeStatements(ctx context.Context, work *stage.Work, turnFirst bool, tm *Timing) (time.Duration, error) {
+	// Changes of non-transactional tables stay on the target when their
+	// statement is rolled back: such work goes statement by statement.
+	single := work.Txns[0].WaitsFirst()
+	d, err := w.statementsOnce(ctx, work, turnFirst, single, tm)
+	if errors.Is(err, errStatementsFailed) {
+		w.log.Info("a packet of statements failed; applying the work again one statement at a time to name it", "gtid", work.Txns[0].GTID, "err", err)
+		var d2 time.Duration
+		// Its turn has come if a first part waited for it.
+		d2, err = w.statementsOnce(ctx, work, turnFirst || work.AfterTurn != nil, true, tm)
+		d += d2
+	}
+	return d, err
+}
+
+// statementsOnce is one attempt of executeStatements, with every
+// statement alone (single) or in packets.
+func (w *worker) statementsOnce(ctx context.Context, work *stage.Work, turnFirst, single bool, tm *Timing) (time.Duration, error) {
 	conn, err := w.session(ctx)
 	if err != nil {
 		return 0, err
@@ -85,28 +128,37 @@ func (w *worker) executeStatements(ctx context.Context, work *stage.Work) (time.
 	if _, err := conn.ExecContext(ctx, "START TRANSACTION"); err != nil {
 		return time.Since(t0), err
 	}
-	var p stmtPacket
-	for i := range work.Txns {
-		err := w.txnStatements(ctx, conn, work, i, &p)
-		if err == nil && i == len(work.Txns)-1 {
-			err = w.flushStatements(ctx, conn, work, &p)
+	p := stmtPacket{single: single}
+	twoParts := work.AfterTurn != nil && !turnFirst && w.p.cfg.PreserveOrder
+	for _, part := range []part{beforeTurn, afterTurn} {
+		if !twoParts && part == afterTurn {
+			break
 		}
-		if err != nil {
-			w.rollback(conn)
-			// The session's settings may be the source's. A session that
-			// cannot have them back goes (the rollback may have closed it
-			// already): with it, what temporary tables it held.
-			if w.conn != nil {
-				if _, rerr := conn.ExecContext(ctx, w.restoreSession()); rerr != nil {
-					w.closeConn()
-				}
+		for i := range work.Txns {
+			if twoParts && !part.holds(work, i) {
+				continue
 			}
-			return time.Since(t0), err
+			if err := w.txnStatements(ctx, conn, work, i, &p); err != nil {
+				return time.Since(t0), w.abandonStatements(ctx, conn, err)
+			}
+		}
+		if err := w.flushStatements(ctx, conn, work, &p); err != nil {
+			return time.Since(t0), w.abandonStatements(ctx, conn, err)
+		}
+		if twoParts && part == beforeTurn {
+			t1 := time.Now()
+			if err := w.waitTurn(ctx, work, tm); err != nil {
+				return time.Since(t0), w.abandonStatements(ctx, conn, err)
+			}
+			t0 = t0.Add(time.Since(t1)) // the wait is Turn, not Exec
 		}
 	}
 	b := &w.batch
 	b.Compact = false
 	b.Reset()
+	if len(p.set) > 0 {
+		b.Raw(w.restoreSession())
+	}
 	bookkeeping(w.p.store, work, b.Raw)
 	for _, t := range work.Txns {
 		for _, n := range t.TempCreated {
@@ -123,6 +175,20 @@ func (w *worker) executeStatements(ctx context.Context, work *stage.Work) (time.
 		return time.Since(t0), err
 	}
 	return time.Since(t0), nil
+}
+
+// abandonStatements rolls back the work's target transaction after err,
+// which it returns. The session's settings may be the source's: a session
+// that cannot have them back goes (the rollback may have closed it
+// already), and with it what temporary tables it held.
+func (w *worker) abandonStatements(ctx context.Context, conn *sql.Conn, err error) error {
+	w.rollback(conn)
+	if w.conn != nil {
+		if _, rerr := conn.ExecContext(ctx, w.restoreSession()); rerr != nil {
+			w.closeConn()
+		}
+	}
+	return err
 }
 
 // txnStatements adds the i-th transaction of work to p, and runs what
@@ -146,6 +212,9 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *stage.
 			return nil
 		}
 		if err := w.flushStatements(ctx, conn, work, p); err != nil {
+			return err
+		}
+		if err := w.ownSettings(ctx, conn, p); err != nil {
 			return err
 		}
 		if replay {
@@ -190,18 +259,46 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *stage.
 			if err := w.loadData(ctx, conn, t, st); err != nil {
 				return err
 			}
+			clear(p.set) // loadData gave the session its own settings back
 		default:
-			if err := w.addStatement(p, i, st); err != nil {
-				return &stage.ConflictError{GTID: t.GTID, What: "cannot give the statement its session's context: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: err}
-			}
-			if st.ErrorCode != 0 || p.text.Len() > w.statementPacketBytes() {
-				if err := w.flushStatements(ctx, conn, work, p); err != nil {
-					return err
-				}
+			if err := w.statement(ctx, conn, work, p, i, st); err != nil {
+				return err
 			}
 		}
 	}
 	return rows(len(t.Txn.Rows))
+}
+
+// statement adds statement st of the i-th transaction of work to p, and
+// sends the packet when st must end it: alone, logged with an error, or
+// the packet full.
+func (w *worker) statement(ctx context.Context, conn *sql.Conn, work *stage.Work, p *stmtPacket, i int, st *binlog.Statement) error {
+	alone := p.single || st.ErrorCode != 0
+	if alone {
+		if err := w.flushStatements(ctx, conn, work, p); err != nil {
+			return err
+		}
+	}
+	if err := w.addStatement(p, i, st); err != nil {
+		return &stage.ConflictError{GTID: work.Txns[i].GTID, What: "cannot give the statement its session's context: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: err}
+	}
+	if alone || p.text.Len() > w.statementPacketBytes() {
+		return w.flushStatements(ctx, conn, work, p)
+	}
+	return nil
+}
+
+// ownSettings gives the session the worker's own settings back if the
+// work's statements changed them (see restoreSession).
+func (w *worker) ownSettings(ctx context.Context, conn *sql.Conn, p *stmtPacket) error {
+	if len(p.set) == 0 {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, w.restoreSession()); err != nil {
+		return err
+	}
+	clear(p.set)
+	return nil
 }
 
 // statementPacketBytes bounds the text of a packet of statements: a
@@ -214,26 +311,35 @@ func (w *worker) statementPacketBytes() int {
 }
 
 // addStatement adds statement st of the i-th transaction to p: its
-// marker, database, session context and user variables, then its text.
+// database, the session settings its context changes, its user variables,
+// then its text, with what changes with every statement in front of it
+// (statementPrefix).
 func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error {
 	b := &p.text
 	if st.Schema != "" && st.Schema != p.db {
 		b.WriteString("USE " + schema.QuoteIdent(st.Schema) + ";\n")
 		p.db = st.Schema
+		delete(p.set, "@@session.collation_database") // USE set the database's own
 	}
 	if p.set == nil {
 		p.set = map[string]string{}
 	}
-	// The marker first: a SET that fails changes nothing, so the marker
-	// names the statement whose context or text failed.
-	changed := []assignment{{"@paraply_stmt", strconv.Itoa(len(p.stmts))}}
-	for _, a := range statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st, true) {
+	prefixed := prefixable(st.Query)
+	var changed, own []assignment
+	all := statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st, true)
+	for _, a := range all {
+		if prefixed && perStatement[a.name] != "" {
+			own = append(own, a)
+			continue
+		}
 		if v, ok := p.set[a.name]; !ok || v != a.value {
 			changed = append(changed, a)
 			p.set[a.name] = a.value
 		}
 	}
-	b.WriteString(setStatement(changed) + ";\n")
+	if len(changed) > 0 {
+		b.WriteString(setStatement(changed) + ";\n")
+	}
 	for _, v := range st.Context.UserVars {
 		q, args, err := userVarSQL(v, w.mariadb)
 		if err != nil {
@@ -241,41 +347,121 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 		}
 		b.WriteString(inline(q, args) + ";\n")
 	}
+	if prefixed {
+		b.WriteString(statementPrefix(own, p.set["@@session.insert_id"]))
+	}
 	// A newline ends a comment the statement may end with.
 	b.WriteString(st.Query + "\n;")
 	p.stmts = append(p.stmts, stmtRef{txn: i, st: st})
 	return nil
 }
 
-// flushStatements sends p's statements, with the worker's session
-// settings restored after them, and empties it. A statement that fails
-// is found by its marker: if it was logged with the same error, it did on
-// the target what it did on the source (such a statement ends its
-// packet, so nothing after it is lost).
+// perStatement names the session variables that a statement's context
+// sets anew for every statement, by the name SET STATEMENT gives them:
+// those statementPrefix sets for the statement alone.
+var perStatement = map[string]string{
+	"@@session.timestamp":        "timestamp",
+	"@@session.pseudo_thread_id": "pseudo_thread_id",
+	"@@session.insert_id":        "insert_id",
+}
+
+// statementPrefix is the SET STATEMENT ... FOR in front of a statement
+// that sets its own variables (of perStatement) for it alone. An insert_id
+// of 0 is left out, unless an earlier statement of the work (one that
+// could not take a prefix) left another on the session, which the
+// statement would otherwise use.
+func statementPrefix(own []assignment, sessionInsertID string) string {
+	var b strings.Builder
+	for _, a := range own {
+		name := perStatement[a.name]
+		if name == "insert_id" && a.value == "0" && (sessionInsertID == "" || sessionInsertID == "0") {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("SET STATEMENT ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(name + "=" + a.value)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	b.WriteString(" FOR ")
+	return b.String()
+}
+
+// prefixable reports whether query may take a SET STATEMENT ... FOR in
+// front of it: an INSERT, REPLACE, UPDATE or DELETE, after comments (a
+// versioned comment, which may hold anything, or a statement of another
+// kind, sets its variables on the session instead).
+func prefixable(query string) bool {
+	q := query
+	for {
+		q = strings.TrimLeft(q, " \t\r\n")
+		switch {
+		case strings.HasPrefix(q, "/*!"), strings.HasPrefix(q, "/*M!"):
+			return false
+		case strings.HasPrefix(q, "/*"):
+			end := strings.Index(q[2:], "*/")
+			if end < 0 {
+				return false
+			}
+			q = q[2+end+2:]
+			continue
+		case strings.HasPrefix(q, "#"), strings.HasPrefix(q, "-- "):
+			end := strings.IndexByte(q, '\n')
+			if end < 0 {
+				return false
+			}
+			q = q[end+1:]
+			continue
+		}
+		break
+	}
+	for _, verb := range []string{"INSERT", "REPLACE", "UPDATE", "DELETE"} {
+		if len(q) > len(verb) && strings.EqualFold(q[:len(verb)], verb) && !identChar(q[len(verb)]) {
+			return true
+		}
+	}
+	return false
+}
+
+// identChar reports whether c may continue an unquoted identifier.
+func identChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80
+}
+
+// flushStatements sends p's statements and empties it. A packet of
+// several that fails returns errStatementsFailed (the server does not say
+// which failed); a statement alone that fails with the error it was
+// logged with did on the target what it did on the source.
 func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *stage.Work, p *stmtPacket) error {
 	if p.text.Len() == 0 {
 		return nil
 	}
 	text := p.text.String()
 	stmts := p.stmts
+	n := len(stmts)
+	var ref stmtRef
+	if n > 0 {
+		ref = stmts[n-1]
+	}
 	p.reset()
-	_, err := conn.ExecContext(ctx, text+w.restoreSession())
-	if err == nil {
+	_, err := conn.ExecContext(ctx, text)
+	switch {
+	case err == nil:
 		return nil
-	}
-	if retryable(err) || len(stmts) == 0 {
+	case retryable(err) || n == 0:
 		return err
+	case n > 1:
+		return fmt.Errorf("%w: %w", errStatementsFailed, redacted{err})
 	}
-	var k int
-	if qerr := conn.QueryRowContext(ctx, "SELECT @paraply_stmt").Scan(&k); qerr != nil || k < 0 || k >= len(stmts) {
-		return &stage.ConflictError{GTID: work.Txns[stmts[0].txn].GTID, What: "a statement failed on the target", Err: redacted{err}}
-	}
-	ref := stmts[k]
 	t, st := work.Txns[ref.txn], ref.st
 	switch {
-	case st.ErrorCode != 0 && k == len(stmts)-1 && equalReplErrors(st.ErrorCode, mysqlerr.Number(err)):
+	case st.ErrorCode != 0 && equalReplErrors(st.ErrorCode, mysqlerr.Number(err)):
 		// It failed part way on the source too, and did as much.
-	case mysqlerr.Number(err) == erBadTable && st.ErrorCode == 0 && k == len(stmts)-1 && schema.TemporaryTables(st.Schema, st.Query).Temporary:
+	case mysqlerr.Number(err) == erBadTable && st.ErrorCode == 0 && schema.TemporaryTables(st.Schema, st.Query).Temporary:
 		// A temporary table this session never had (lost at a restart,
 		// or the source connection's end dropping what it may hold): a
 		// replica steps over it too.
@@ -285,8 +471,7 @@ func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *stag
 	default:
 		return &stage.ConflictError{GTID: t.GTID, What: "statement failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
 	}
-	_, err = conn.ExecContext(ctx, w.restoreSession())
-	return err
+	return nil
 }
 
 // loadData runs LOAD DATA statement st of t, alone, with its session's

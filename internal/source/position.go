@@ -242,24 +242,8 @@ func seqRange(g binlog.GTID, from uint64) string {
 // binlog: a replica's position before it is purged. It needs BINLOG
 // MONITOR (SHOW BINARY LOGS); without it, ok is false.
 func oldestStart(ctx context.Context, db *sql.DB) (string, bool) {
-	rows, err := db.QueryContext(ctx, "SHOW BINARY LOGS")
-	if err != nil {
-		return "", false
-	}
-	var first string
-	if rows.Next() {
-		cols, _ := rows.Columns()
-		vals := make([]any, len(cols))
-		vals[0] = &first
-		for i := 1; i < len(vals); i++ {
-			vals[i] = new(sql.RawBytes)
-		}
-		if rows.Scan(vals...) != nil {
-			first = ""
-		}
-	}
-	rows.Close()
-	if first == "" {
+	first, err := firstBinlog(ctx, db)
+	if err != nil || first == "" {
 		return "", false
 	}
 	var pos sql.NullString
@@ -267,6 +251,30 @@ func oldestStart(ctx context.Context, db *sql.DB) (string, bool) {
 		return "", false
 	}
 	return pos.String, true
+}
+
+// firstBinlog is the name of the source's oldest binlog (SHOW BINARY
+// LOGS), "" if it has none.
+func firstBinlog(ctx context.Context, db *sql.DB) (string, error) {
+	rows, err := db.QueryContext(ctx, "SHOW BINARY LOGS")
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return "", rows.Err()
+	}
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", err
+	}
+	var first string
+	vals := make([]any, len(cols))
+	vals[0] = &first
+	for i := 1; i < len(vals); i++ {
+		vals[i] = new(sql.RawBytes)
+	}
+	return first, rows.Scan(vals...)
 }
 
 // purgedPast reports whether pos lies before oldest, the position at the
