@@ -12,6 +12,7 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/spf13/cobra"
 
+	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/config"
 	"github.com/paraply/paraply/internal/filter"
 	"github.com/paraply/paraply/internal/verify"
@@ -38,6 +39,12 @@ it takes no locks, but reads each table in a consistent snapshot.
 By default every base table of every schema is compared, except mysql,
 information_schema, performance_schema, sys and paraply. A table missing on
 either side, or with different columns, is a difference.
+
+With replicate's --include, --exclude and --rewrite-db (from --config too)
+it compares what they replicate, each source table with the target table
+it goes to. On a target of several sources, --name (from --config too)
+says which stream's source this is: the tables of the target's other
+streams are left out and listed, not reported missing on the source.
 
 Passwords come from PARAPLY_SOURCE_PASSWORD and PARAPLY_TARGET_PASSWORD or
 from --source-password-file and --target-password-file. The TLS flags are
@@ -114,6 +121,8 @@ The exit status is 0 when the target equals the source, 1 otherwise.`,
 	// replicate's: a table is compared with the one it is replicated into,
 	// and what they leave out is not compared.
 	filters.add(f)
+	f.StringVar(&opts.Stream, "name", checkpoint.DefaultStream, "the stream whose source this is (replicate's --name): on a target of several sources, "+
+		"the other streams' tables are left out, not reported missing on the source")
 	cmd.MarkFlagsMutuallyExclusive("tables", "schemas")
 	return cmd
 }
