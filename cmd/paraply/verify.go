@@ -74,11 +74,11 @@ The exit status is 0 when the target equals the source, 1 otherwise.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			var src, tgt *sql.DB
-			if src, opts.SourceName, err = openEndpoint(ctx, sourceURL, "PARAPLY_SOURCE_PASSWORD", sourcePWFile, &sourceTLS, opts.Parallel); err != nil {
+			if src, opts.SourceName, err = openEndpoint(ctx, "source", sourceURL, "PARAPLY_SOURCE_PASSWORD", sourcePWFile, &sourceTLS, opts.Parallel); err != nil {
 				return err
 			}
 			defer src.Close()
-			if tgt, opts.TargetName, err = openEndpoint(ctx, targetURL, "PARAPLY_TARGET_PASSWORD", targetPWFile, &targetTLS, opts.Parallel); err != nil {
+			if tgt, opts.TargetName, err = openEndpoint(ctx, "target", targetURL, "PARAPLY_TARGET_PASSWORD", targetPWFile, &targetTLS, opts.Parallel); err != nil {
 				return err
 			}
 			defer tgt.Close()
@@ -130,7 +130,7 @@ The exit status is 0 when the target equals the source, 1 otherwise.`,
 // openEndpoint parses url, resolves its password and TLS settings and
 // returns a checked connection pool, with the endpoint's redacted name for
 // the report.
-func openEndpoint(ctx context.Context, url, passwordEnv, passwordFile string, tf *tlsFlags, parallel int) (*sql.DB, string, error) {
+func openEndpoint(ctx context.Context, role, url, passwordEnv, passwordFile string, tf *tlsFlags, parallel int) (*sql.DB, string, error) {
 	ep, err := config.ParseEndpoint(url)
 	if err != nil {
 		return nil, "", err
@@ -142,7 +142,8 @@ func openEndpoint(ctx context.Context, url, passwordEnv, passwordFile string, tf
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", ep, err)
 	}
-	db, err := ep.WithTLS(tlsConfig).Open(nil)
+	ep = ep.WithTLS(tlsConfig)
+	db, err := ep.Open(nil)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", ep, err)
 	}
@@ -150,7 +151,7 @@ func openEndpoint(ctx context.Context, url, passwordEnv, passwordFile string, tf
 	db.SetMaxIdleConns(max(parallel, 1) + 1)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, "", fmt.Errorf("connect to %s: %w", ep, redact(err, ep.Password()))
+		return nil, "", fmt.Errorf("connect to %s: %w", ep, redact(ep.ExplainDenied(role, err), ep.Password()))
 	}
 	return db, ep.String(), nil
 }
