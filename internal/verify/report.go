@@ -247,8 +247,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.Tables[i].writeText(ew, width)
 	}
 	s := r.Summary
-	ew.printf("%d tables: %d ok, %d different, %d errors; %d rows on source, %d on target; %.1fs\n",
-		s.Tables, s.OK, s.Different, s.Errors, s.SourceRows, s.TargetRows, r.Seconds)
+	ew.printf("%d %s: %d ok, %d different, %d errors; %d rows on source, %d on target; %.1fs\n",
+		s.Tables, plural(s.Tables, "table"), s.OK, s.Different, s.Errors, s.SourceRows, s.TargetRows, r.Seconds)
 	if s.Equal {
 		ew.printf("target equals source\n")
 	} else {
@@ -280,7 +280,7 @@ func (t *TableReport) writeText(ew *errWriter, width int) {
 		}
 		return
 	case t.Status == StatusOK:
-		ew.printf("ok         %s%s  %d rows, %d chunks\n", name, pad, t.SourceRows, t.Chunks)
+		ew.printf("ok         %s%s  %d rows, %d %s\n", name, pad, t.SourceRows, t.Chunks, plural(t.Chunks, "chunk"))
 		return
 	}
 	ew.printf("DIFFERENT  %s%s  %d rows on source, %d on target; %d of %d chunks differ\n",
