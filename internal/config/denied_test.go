@@ -46,11 +46,11 @@ func TestExplainDenied(t *testing.T) {
 			}
 		}
 	}
-	if got := withTLS.WithPassword("s3cret").ExplainDenied("source", denied); got != denied {
+	if got := withTLS.WithPassword("s3cret").ExplainDenied("source", denied); got.Error() != denied.Error() {
 		t.Errorf("with a password and TLS: %v, want the error as is", got)
 	}
 	other := &mysql.MySQLError{Number: 1044, Message: "Access denied for user 'paraply'@'%' to database 'x'"}
-	if got := ep.ExplainDenied("source", other); got != error(other) {
+	if got := ep.ExplainDenied("source", other); got.Error() != other.Error() {
 		t.Errorf("another error: %v, want it as is", got)
 	}
 }
