@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -62,8 +63,23 @@ func (l *logFlags) resolve(cfg *replicate.Config) error {
 	if err := level.UnmarshalText([]byte(l.level)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = newLogger(os.Stderr, level)
 	return nil
+}
+
+// newLogger writes text lines at level and above to w.
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: errorText}))
+}
+
+// errorText writes an error attribute as its message: the text handler
+// formats values with %+v, with which the errors of go-mysql's client
+// (pingcap/errors) print their Go stack trace into the line.
+func errorText(_ []string, a slog.Attr) slog.Attr {
+	if err, ok := a.Value.Any().(error); ok && a.Value.Kind() == slog.KindAny {
+		a.Value = slog.StringValue(err.Error())
+	}
+	return a
 }
 
 // httpFlags are --http and --http-allow-remote: where a pipeline serves

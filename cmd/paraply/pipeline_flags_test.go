@@ -1,9 +1,11 @@
 package main
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 
+	pingcaperrors "github.com/pingcap/errors"
 	"github.com/spf13/pflag"
 
 	"github.com/paraply/paraply/internal/applier"
@@ -35,5 +37,16 @@ func TestEnumFlagsParsedOnce(t *testing.T) {
 		if _, err := parse(bad...); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("%v: %v, want an error naming %s", bad, err, bad[0])
 		}
+	}
+}
+
+// TestLogsErrorsWithoutStack: an error in a log line is its message. The
+// text handler formats values with %+v, which made go-mysql's errors
+// (pingcap/errors) print a Go stack trace inside err=.
+func TestLogsErrorsWithoutStack(t *testing.T) {
+	var b strings.Builder
+	newLogger(&b, slog.LevelInfo).Warn("source stream broke", "err", pingcaperrors.New("connection refused"))
+	if out := b.String(); !strings.Contains(out, `err="connection refused"`) || strings.Contains(out, ".go:") {
+		t.Errorf("the log line is %q, want the error's message alone", out)
 	}
 }

@@ -261,7 +261,7 @@ func TestRelayDamageSourcePurged(t *testing.T) {
 		t.Fatalf("exit status %d, want 1 (damaged %s)\n%s", code, victim, out)
 	}
 	msg := lastLine(out)
-	for _, w := range []string{filepath.Base(victim), "offset", "relay log corrupt", "no longer has"} {
+	for _, w := range []string{filepath.Base(victim), "offset", "relay log corrupt", "has purged the binlogs"} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("the error does not say %q:\n%s", w, msg)
 		}

@@ -1,6 +1,11 @@
 package binlog
 
-import "github.com/go-mysql-org/go-mysql/mysql"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
 
 // GoMySQL is the flavor's name in go-mysql (mysql.MySQLFlavor or
 // mysql.MariaDBFlavor), which says how its GTID sets are written.
@@ -26,4 +31,30 @@ func Covers(f Flavor, position string, set mysql.GTIDSet) bool {
 	}
 	p, err := ParseGTIDSet(f, position)
 	return err == nil && p.Contain(set)
+}
+
+// CheckPosition reports whether s, a position a user gave, is a GTID
+// position of either flavor ("" is none, and is one): MariaDB's
+// domain-server-sequence list, or MySQL's uuid:interval set. It reads each
+// GTID whole, so that a typo ("0-1-13683x") is refused before anything is
+// written, not taken for another position.
+func CheckPosition(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	maria := true
+	for g := range strings.SplitSeq(s, ",") {
+		if p, err := ParseGTID(g); err != nil || p.Flavor != FlavorMariaDB {
+			maria = false
+			break
+		}
+	}
+	if maria {
+		return nil
+	}
+	if _, err := mysql.ParseMysqlGTIDSet(s); err == nil && strings.Contains(s, ":") {
+		return nil
+	}
+	return fmt.Errorf("%q is not a GTID position: MariaDB's is domain-server-sequence, as 0-1-4711 (one per domain, comma-separated; "+
+		"gtid_binlog_pos and gtid_slave_pos are written so), MySQL's uuid:interval, as 3e11fa47-71ca-11e1-9e33-c80aa9429562:1-4711", s)
 }

@@ -49,7 +49,8 @@ var ddlStatements = []string{
 		"`position` MEDIUMTEXT CHARACTER SET ascii NOT NULL," +
 		"`relay_index` BIGINT UNSIGNED NOT NULL," +
 		"`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)," +
-		"`started` MEDIUMTEXT CHARACTER SET ascii NULL) ENGINE=InnoDB",
+		"`started` MEDIUMTEXT CHARACTER SET ascii NULL," +
+		"`relay_log` VARCHAR(64) CHARACTER SET ascii NULL) ENGINE=InnoDB",
 	"CREATE TABLE IF NOT EXISTS `paraply`.`temporary` (" +
 		"`thread_id` INT UNSIGNED NOT NULL," +
 		"`schema_name` VARCHAR(64) NOT NULL," +
@@ -188,28 +189,36 @@ func (s *Store) Init(ctx context.Context) error {
 			}
 		}
 	}
-	// A target that an older paraply kept has paraply.applied without
-	// the list of others: one row per GTID, which reads the same.
+	// A target that an older paraply kept lacks columns added since: the
+	// list of others in paraply.applied (one row per GTID reads the
+	// same), paraply.progress's record of the first start's --start-gtid
+	// (unknown reads as none was given) and of its relay log (none: the
+	// relay log found is taken for the checkpoint's, as that release did).
+	for _, c := range []struct{ table, column, def string }{
+		{"applied", "others", "MEDIUMTEXT CHARACTER SET ascii NULL"},
+		{"progress", "started", "MEDIUMTEXT CHARACTER SET ascii NULL"},
+		{"progress", "relay_log", "VARCHAR(64) CHARACTER SET ascii NULL"},
+	} {
+		if err := s.addColumn(ctx, conn, c.table, c.column, c.def); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addColumn adds column (with definition def) to the bookkeeping table
+// if it lacks it.
+func (s *Store) addColumn(ctx context.Context, conn *sql.Conn, table, column, def string) error {
 	var n int
 	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS "+
-		"WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'applied' AND COLUMN_NAME = 'others'", s.schema).Scan(&n); err != nil {
-		return fmt.Errorf("reading paraply.applied's columns: %w", err)
+		"WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?", s.schema, table, column).Scan(&n); err != nil {
+		return fmt.Errorf("reading paraply.%s's columns: %w", table, err)
 	}
-	if n == 0 {
-		if _, err := conn.ExecContext(ctx, s.sql("ALTER TABLE `paraply`.`applied` ADD COLUMN `others` MEDIUMTEXT CHARACTER SET ascii NULL")); err != nil {
-			return fmt.Errorf("adding the column others to paraply.applied: %w", err)
-		}
+	if n > 0 {
+		return nil
 	}
-	// Nor does it have paraply.progress's record of the first start's
-	// --start-gtid: unknown, which reads as none was given.
-	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS "+
-		"WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'progress' AND COLUMN_NAME = 'started'", s.schema).Scan(&n); err != nil {
-		return fmt.Errorf("reading paraply.progress's columns: %w", err)
-	}
-	if n == 0 {
-		if _, err := conn.ExecContext(ctx, s.sql("ALTER TABLE `paraply`.`progress` ADD COLUMN `started` MEDIUMTEXT CHARACTER SET ascii NULL")); err != nil {
-			return fmt.Errorf("adding the column started to paraply.progress: %w", err)
-		}
+	if _, err := conn.ExecContext(ctx, s.sql("ALTER TABLE `paraply`.`"+table+"` ADD COLUMN `"+column+"` "+def)); err != nil {
+		return fmt.Errorf("adding the column %s to paraply.%s: %w", column, table, err)
 	}
 	return nil
 }
@@ -225,6 +234,9 @@ type State struct {
 	// Started is the start position the checkpoint's first start was
 	// given (--start-gtid, as given), "" if none or not known.
 	Started string
+	// RelayLog identifies the relay log the checkpoint's relay indexes
+	// belong to (relaylog.Log.Owner), "" if none was recorded.
+	RelayLog string
 	// Applied holds the GTIDs applied beyond Position (and possibly some
 	// below it, in rows whose key is beyond it or that compaction has not
 	// reached yet: skipping those is harmless, the stream never yields
@@ -290,7 +302,7 @@ func (s *Store) scanApplied(ctx context.Context, where string, args []any, found
 // loadProgress reads the store's row of paraply.progress into st, and
 // refuses a row of another origin.
 func (s *Store) loadProgress(ctx context.Context, st *State) error {
-	rows, err := s.db.QueryContext(ctx, s.sql("SELECT `id`, `position`, `relay_index`, `started` FROM `paraply`.`progress`"))
+	rows, err := s.db.QueryContext(ctx, s.sql("SELECT `id`, `position`, `relay_index`, `started`, `relay_log` FROM `paraply`.`progress`"))
 	if err != nil {
 		return fmt.Errorf("reading paraply.progress: %w", err)
 	}
@@ -299,14 +311,14 @@ func (s *Store) loadProgress(ctx context.Context, st *State) error {
 		var id uint8
 		var pos string
 		var relay uint64
-		var started sql.NullString
-		if err := rows.Scan(&id, &pos, &relay, &started); err != nil {
+		var started, relayLog sql.NullString
+		if err := rows.Scan(&id, &pos, &relay, &started, &relayLog); err != nil {
 			return fmt.Errorf("reading paraply.progress: %w", err)
 		}
 		if Origin(id) != s.origin {
 			return &ForeignCheckpointError{Origin: Origin(id), Position: pos, Want: s.origin, Schema: s.schema}
 		}
-		st.Position, st.RelayIndex, st.Started = pos, relay, started.String
+		st.Position, st.RelayIndex, st.Started, st.RelayLog = pos, relay, started.String, relayLog.String
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("reading paraply.progress: %w", err)
@@ -392,6 +404,15 @@ func (s *Store) saveProgress(ctx context.Context, position string, relayIndex ui
 // command started again, not another position (see State.Started).
 func (s *Store) SaveStart(ctx context.Context, given string) error {
 	if _, err := s.db.ExecContext(ctx, s.sql("UPDATE `paraply`.`progress` SET `started` = ? WHERE `id` = ?"), given, uint8(s.origin)); err != nil {
+		return fmt.Errorf("writing paraply.progress: %w", err)
+	}
+	return nil
+}
+
+// SaveRelayLog records the relay log the checkpoint's relay indexes
+// belong to (see State.RelayLog), after SaveProgress wrote the row.
+func (s *Store) SaveRelayLog(ctx context.Context, id string) error {
+	if _, err := s.db.ExecContext(ctx, s.sql("UPDATE `paraply`.`progress` SET `relay_log` = ? WHERE `id` = ?"), id, uint8(s.origin)); err != nil {
 		return fmt.Errorf("writing paraply.progress: %w", err)
 	}
 	return nil

@@ -14,8 +14,9 @@ import (
 // TestPreviousReleaseLayout: a target whose bookkeeping the release before
 // streams wrote (its tables as testdata/bookkeeping-1b5298d.sql creates
 // them, with a checkpoint in them) is the default stream's as it is:
-// Init adds only the tables streams brought (lag, tables) and changes
-// none of the others, Load reads the old checkpoint, and the stream's lock is the old
+// Init adds only the tables streams brought (lag, tables) and the column
+// that records the relay log (progress.relay_log), and changes nothing
+// else, Load reads the old checkpoint, and the stream's lock is the old
 // release's, so that the two never run on one target at once.
 func TestPreviousReleaseLayout(t *testing.T) {
 	srv := sandboxtest.ForTest(t, sandbox.Options{Name: "upgrade"})
@@ -64,6 +65,12 @@ func TestPreviousReleaseLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := showTables(t, db)
+	// progress gains the record of its relay log, and nothing else.
+	relayCol := "  `relay_log` varchar(64) CHARACTER SET ascii COLLATE ascii_general_ci DEFAULT NULL,\n"
+	if !strings.Contains(after["progress"], relayCol) {
+		t.Errorf("Init did not add relay_log to progress:\n%s", after["progress"])
+	}
+	after["progress"] = strings.Replace(after["progress"], relayCol, "", 1)
 	for name, def := range before {
 		if after[name] != def {
 			t.Errorf("Init changed %s:\n%s\nto\n%s", name, def, after[name])
@@ -78,7 +85,7 @@ func TestPreviousReleaseLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"0-1-42", "0-1-43", "0-1-44", "0-1-46"}
-	if state.Position != "0-1-40" || state.RelayIndex != 40 || state.Started != "0-1-3" || len(state.Applied) != len(want) {
+	if state.Position != "0-1-40" || state.RelayIndex != 40 || state.Started != "0-1-3" || state.RelayLog != "" || len(state.Applied) != len(want) {
 		t.Fatalf("the old checkpoint read as %+v", state)
 	}
 	for _, g := range want {

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 )
 
-// Remove deletes the relay log in dir: its segment files and its LOCK
-// file, nothing else. The directory itself goes only if that leaves it
+// Remove deletes the relay log in dir: its segment files, its owner and
+// its LOCK file, nothing else. The directory itself goes only if that leaves it
 // empty: an operator's --relay-dir may be "." or hold other files (a
 // password file, say), which must survive a relay log started again. The
 // log must not be open, here or in another process (ErrLocked): two
@@ -30,7 +30,7 @@ func Remove(dir string) error {
 	others := 0
 	for _, e := range ents {
 		_, seg := parseSegName(e.Name())
-		if !(seg && e.Type().IsRegular()) && e.Name() != "LOCK" {
+		if !(seg && e.Type().IsRegular()) && e.Name() != "LOCK" && e.Name() != ownerFile {
 			others++
 			continue
 		}

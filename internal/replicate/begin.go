@@ -140,6 +140,9 @@ func (r *Replica) takeTarget(ctx context.Context, st *begun) error {
 	if err := r.checkStart(ctx, st.tgt, st.state); err != nil {
 		return err
 	}
+	if err := r.checkPosition(ctx, st.state); err != nil {
+		return err
+	}
 	// Read with the rest of the start, before "replicating": a target
 	// lost after that is ridden out, not an error.
 	st.lost, err = lostTemporary(ctx, st.store)

@@ -7,10 +7,12 @@ package replicate
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/paraply/paraply/internal/applier"
+	"github.com/paraply/paraply/internal/binlog"
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/config"
 	"github.com/paraply/paraply/internal/deptrack"
@@ -177,6 +179,14 @@ func (c Config) Validate() error {
 		return errors.New("--preserve-gtids needs --preserve-commit-order: the target's binlog must have the source's GTIDs in the source's order")
 	case c.HeartbeatInterval < 0:
 		return errors.New("--heartbeat-interval must not be negative")
+	}
+	if c.StartGTID != StartCurrent {
+		if err := binlog.CheckPosition(c.StartGTID); err != nil {
+			return fmt.Errorf("--start-gtid: %w", err)
+		}
+	}
+	if err := binlog.CheckPosition(c.UntilGTID); err != nil {
+		return fmt.Errorf("--until-gtid: %w", err)
 	}
 	if c.HeartbeatTable != "" {
 		return lag.Heartbeat{Table: c.HeartbeatTable}.Validate()

@@ -32,6 +32,10 @@ type feed interface {
 	origin() checkpoint.Origin
 	// producer returns what appends the source's transactions to relay.
 	producer(info source.Info, relay *relaylog.Log) (producer, error)
+	// checkPosition reports why the source cannot stream from pos, the
+	// checkpoint's position or a first start's (first), before anything
+	// is written (nil: it can).
+	checkPosition(ctx context.Context, info source.Info, pos string, first bool) error
 	// probe measures what dates the lag (see package lag) until ctx is
 	// done; it cannot fail the pipeline.
 	probe(ctx context.Context)
@@ -93,11 +97,20 @@ func targetCatalog(ctx context.Context, tgt *sql.DB, name string) (*schema.Catal
 }
 
 func (n network) producer(info source.Info, relay *relaylog.Log) (producer, error) {
-	return source.NewReceiver(source.Config{
+	return source.NewReceiver(n.sourceConfig(info), relay)
+}
+
+func (n network) checkPosition(ctx context.Context, info source.Info, pos string, first bool) error {
+	return source.Check(ctx, n.sourceConfig(info), pos, first)
+}
+
+// sourceConfig is the receiver's configuration for a source of info.
+func (n network) sourceConfig(info source.Info) source.Config {
+	return source.Config{
 		Source: n.cfg.Source, ServerID: n.cfg.ServerID, Flavor: info.Flavor,
 		Heartbeat: n.cfg.Heartbeat, TLS: n.cfg.SourceTLS, PartBytes: n.cfg.PieceBytes, Logger: n.log.With("component", "receiver"),
 		Arrivals: n.lag,
-	}, relay)
+	}
 }
 
 // probe measures the source's clock offset and writes --heartbeat-table.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/paraply/paraply/internal/applier"
@@ -344,17 +345,20 @@ func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store 
 	if err != nil {
 		return nil, 0, "", err
 	}
+	if relay, err = r.ownRelay(relay, opts, state); err != nil {
+		return nil, 0, "", err
+	}
 	last, _ := relay.Last()
 	resume, hasResume := relay.Resume()
 	R := state.RelayIndex
 	switch {
 	case last > 0 && hasResume && R+1 >= relay.First() && R <= last:
 		// The relay log holds everything after the checkpoint.
-		return relay, R, resume, nil
+		return relay, R, resume, r.tieRelay(ctx, relay, state, store)
 	case last > 0:
 		// The relay log does not continue from the checkpoint (it was cut
-		// by a crash before the target's checkpoint, or belongs to another
-		// run): start it again from the checkpoint.
+		// by a crash before the target's checkpoint): start it again from
+		// the checkpoint.
 		r.log.Warn("the relay log does not match the target's checkpoint; starting it again", "relay_first", relay.First(), "relay_last", last, "checkpoint_index", R)
 		if err := relay.Close(); err != nil {
 			return nil, 0, "", err
@@ -392,7 +396,57 @@ func (r *Replica) openRelay(ctx context.Context, state *checkpoint.State, store 
 		}
 		state.Started = r.cfg.StartGTID
 	}
-	return relay, l, start, nil
+	return relay, l, start, r.tieRelay(ctx, relay, state, store)
+}
+
+// ownRelay sets aside a relay log that was not written for the target's
+// checkpoint, and returns the log to use: a relay log continues a
+// checkpoint only when both name the same relay log (relaylog.Log.Owner).
+// One left from before the target was seeded again, or written for another
+// target or stream, or found beside a checkpoint that has none yet, is
+// moved aside (kept, and named in the log), never applied. A checkpoint
+// and a relay log that an older paraply wrote name none: the log is taken
+// for the checkpoint's, as that release did, and tied to it.
+func (r *Replica) ownRelay(relay *relaylog.Log, opts relaylog.Options, state *checkpoint.State) (*relaylog.Log, error) {
+	owner, err := relay.Owner()
+	if err != nil {
+		_ = relay.Close() // the error to report is the owner's
+		return nil, err
+	}
+	if last, _ := relay.Last(); last == 0 && owner == "" || state.Position != "" && owner == state.RelayLog {
+		return relay, nil
+	}
+	if err := relay.Close(); err != nil {
+		return nil, err
+	}
+	aside, err := relaylog.SetAside(r.cfg.RelayDir, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	why := "the target has no checkpoint"
+	if state.Position != "" {
+		why = "the target's checkpoint names another relay log"
+	}
+	r.log.Warn("the relay log was not written for the target's checkpoint (the target was seeded again, or the relay directory is another target's or stream's): "+
+		"set aside, not applied", "why", why, "set_aside", aside, "relay_log", owner, "checkpoint_relay_log", state.RelayLog)
+	return relaylog.Open(opts)
+}
+
+// tieRelay records, in the relay log and in the checkpoint, that the one
+// belongs to the other, giving the checkpoint an identity if it has none.
+func (r *Replica) tieRelay(ctx context.Context, relay *relaylog.Log, state *checkpoint.State, store *checkpoint.Store) error {
+	if state.RelayLog == "" {
+		id := uuid.NewString()
+		if err := store.SaveRelayLog(ctx, id); err != nil {
+			return err
+		}
+		state.RelayLog = id
+	}
+	owner, err := relay.Owner()
+	if err != nil || owner == state.RelayLog {
+		return err
+	}
+	return relay.SetOwner(state.RelayLog)
 }
 
 // lockCheckEvery is how often a run checks that it still holds the

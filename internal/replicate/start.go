@@ -78,6 +78,30 @@ func (r *Replica) checkStart(ctx context.Context, tgt *sql.DB, state *checkpoint
 		ErrStartUnknown, r.cfg.Target, strings.Join(tables, ", "), r.info.Position, StartCurrent)
 }
 
+// checkPosition asks the source, before the checkpoint's first row is
+// written, whether it can stream from --start-gtid: a position ahead of
+// it, or in binlogs it purged, is refused with the source's position, and
+// the target is left without a checkpoint (a failed first start that
+// left one would make every later start resume from it). A checkpoint
+// that holds transactions the source lacks (errant transactions, a
+// failover to a server that missed some) is refused too, before a
+// --until-caught-up takes the source's lower position for one reached.
+func (r *Replica) checkPosition(ctx context.Context, state *checkpoint.State) error {
+	if state.Position != "" {
+		if err := r.feed.checkPosition(ctx, r.info, state.Position, false); err != nil {
+			return fmt.Errorf("target %s: %w", r.cfg.Target, err)
+		}
+		return nil
+	}
+	if r.cfg.StartGTID == "" || r.cfg.StartGTID == StartCurrent || r.cfg.fillTo != "" {
+		return nil
+	}
+	if err := r.feed.checkPosition(ctx, r.info, r.cfg.StartGTID, true); err != nil {
+		return fmt.Errorf("--start-gtid %s: %w", r.cfg.StartGTID, err)
+	}
+	return nil
+}
+
 // includes reports whether the filters (--include, --exclude) would
 // write to the target table db.table (target names, rewritten by
 // --rewrite-db): tables they leave out say nothing about the source's

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -154,11 +155,12 @@ func (d *dump) request(cfg Config, pos mysql.GTIDSet) error {
 		p = binary.LittleEndian.AppendUint32(p, uint32(len(set)))
 		p = append(p, set...)
 	} else {
-		if _, err := d.conn.Execute("SET @slave_connect_state = ?", pos.String()); err != nil {
+		if _, err := d.conn.Execute("SET @slave_connect_state = ?", connectState(pos.String())); err != nil {
 			return fmt.Errorf("setting the position to stream from (%s): %w", pos, err)
 		}
 		// As a replica with gtid_strict_mode: the source refuses to
-		// stream a binlog whose GTIDs go backwards instead of sending it.
+		// stream a binlog whose GTIDs go backwards, or that lacks the
+		// GTID asked for, instead of sending it.
 		if _, err := d.conn.Execute("SET @slave_gtid_strict_mode = 1"); err != nil {
 			return err
 		}
@@ -170,6 +172,23 @@ func (d *dump) request(cfg Config, pos mysql.GTIDSet) error {
 	}
 	d.conn.ResetSequence()
 	return d.conn.WritePacket(p)
+}
+
+// connectState is a MariaDB position as the source is asked for it: a
+// domain at sequence number 0 (D-S-0, "from the domain's beginning": no
+// transaction has that number) is left out, which asks for the domain from
+// its first transaction in the source's binlogs. A native replica with
+// gtid_strict_mode off reads D-S-0 so (it steps over the missing GTID to
+// the next); paraply keeps strict mode for the domains it has a real
+// position in.
+func connectState(pos string) string {
+	var keep []string
+	for g := range strings.SplitSeq(pos, ",") {
+		if p, err := binlog.ParseGTID(g); err != nil || p.Seq != 0 {
+			keep = append(keep, g)
+		}
+	}
+	return strings.Join(keep, ",")
 }
 
 // mayWait reports whether reading the next packet may wait for the

@@ -94,10 +94,6 @@ func NewReceiver(cfg Config, relay *relaylog.Log) (*Receiver, error) {
 	return &Receiver{cfg: cfg, relayer: relayer{relay: relay, logger: cfg.Logger, arrivals: cfg.Arrivals, hold: true}}, nil
 }
 
-// ErrPositionGone is returned when the source no longer has the binlogs
-// holding the position to resume from.
-var ErrPositionGone = errors.New("the source no longer has the binlog at the position to resume from")
-
 // Run streams from position start (a GTID set in the flavor's text form;
 // "" means from the beginning of the source's binlogs) until ctx is done.
 // It reconnects on its own; it returns an error only when the stream cannot
@@ -119,7 +115,7 @@ func (r *Receiver) Run(ctx context.Context, start string) error {
 		}
 		r.setError(err)
 		if gone(err) {
-			return fmt.Errorf("%w (position %s): %v", ErrPositionGone, pos, err)
+			return r.explain(ctx, pos, err)
 		}
 		if fatal(err) {
 			return err
@@ -148,6 +144,16 @@ func (r *Receiver) Run(ctx context.Context, start string) error {
 		r.status.Reconnects++
 		r.mu.Unlock()
 	}
+}
+
+// explain says why the source refused to stream from pos (see Explain).
+func (r *Receiver) explain(ctx context.Context, pos mysql.GTIDSet, refusal error) error {
+	db, err := r.cfg.Source.WithTLS(r.cfg.TLS).Open(nil)
+	if err != nil {
+		return &PositionError{Position: pos.String(), Err: refusal}
+	}
+	defer db.Close()
+	return Explain(ctx, db, r.cfg.Flavor, pos.String(), refusal)
 }
 
 // resumePos returns the relay log's last resume position, or start when
