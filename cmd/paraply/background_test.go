@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -22,7 +23,15 @@ type bgParaply struct {
 // cleanup kills it if it still runs.
 func startParaply(t *testing.T, args ...string) *bgParaply {
 	t.Helper()
-	p := &bgParaply{Cmd: paraply(args...), Logs: &bytes.Buffer{}, Exited: make(chan error, 1)}
+	return startBackground(t, paraply(args...))
+}
+
+// startBackground starts cmd, a command that runs paraply (as its own
+// process: a shell must exec it), in the background; the test's cleanup
+// kills it if it still runs.
+func startBackground(t *testing.T, cmd *exec.Cmd) *bgParaply {
+	t.Helper()
+	p := &bgParaply{Cmd: cmd, Logs: &bytes.Buffer{}, Exited: make(chan error, 1)}
 	// One writer for both: exec then writes from one goroutine at a time.
 	p.Cmd.Stdout, p.Cmd.Stderr = p.Logs, p.Logs
 	if err := p.Cmd.Start(); err != nil {
@@ -43,5 +52,21 @@ func (p *bgParaply) Kill() {
 	select {
 	case <-p.Exited:
 	case <-time.After(10 * time.Second):
+	}
+}
+
+// Stop sends SIGTERM, as systemctl stop does, and returns the process's
+// exit, failing the test if it has not ended within 30 s.
+func (p *bgParaply) Stop(t *testing.T) error {
+	t.Helper()
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.Exited:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("paraply did not stop on SIGTERM\n%s", p.Logs)
+		return nil
 	}
 }

@@ -62,6 +62,15 @@ func runDocSQL(t *testing.T, db *sql.DB, block, pw string) {
 	if !strings.Contains(block, docPassword) || !strings.Contains(block, docHost) {
 		t.Fatalf("the block has no %s password or %s host to substitute:\n%s", docPassword, docHost, block)
 	}
+	runSQLBlock(t, db, strings.ReplaceAll(block, docPassword, pw), block)
+}
+
+// runSQLBlock runs query, a documented block of SQL statements (doc, as
+// an error shows it: without the password put in), on db as an
+// administrator would paste it into a client, in a session of its own
+// that is discarded after.
+func runSQLBlock(t *testing.T, db *sql.DB, query, doc string) {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -69,8 +78,8 @@ func runDocSQL(t *testing.T, db *sql.DB, block, pw string) {
 	}
 	defer conn.Close()
 	defer conn.Raw(func(any) error { return driver.ErrBadConn })
-	if _, err := conn.ExecContext(ctx, strings.ReplaceAll(block, docPassword, pw)); err != nil {
-		t.Fatalf("the documented SQL fails: %v\n%s", err, block)
+	if _, err := conn.ExecContext(ctx, query); err != nil {
+		t.Fatalf("the documented SQL fails: %v\n%s", err, doc)
 	}
 }
 

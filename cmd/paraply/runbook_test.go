@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +28,10 @@ type runbook struct {
 	binlogs          string
 	dir, bin         string
 	etc, state, http string
+	// us is us.example, the second source of step 10, once started; usHTTP
+	// its stream's status address.
+	us     *sandbox.Server
+	usHTTP string
 }
 
 // newRunbook makes the directories and the commands' wrappers for p, and
@@ -39,7 +42,7 @@ func newRunbook(t *testing.T, p *tlsPair) *runbook {
 	files := &sandbox.TLSFiles{CA: p.certs.CA, Cert: p.certs.ServerCert, Key: p.certs.ServerKey}
 	rb := &runbook{p: p, restore: sandboxtest.ForTest(t, sandbox.Options{Name: "rbrestore", ServerID: 3, TLS: files}),
 		dir: dir, bin: filepath.Join(dir, "bin"), etc: filepath.Join(dir, "etc", "paraply"),
-		state: filepath.Join(dir, "var", "lib", "paraply"), http: freeAddr(t)}
+		state: filepath.Join(dir, "var", "lib", "paraply"), http: freeAddr(t), usHTTP: freeAddr(t)}
 	binlogs, err := p.src.BinlogFiles(t.Context())
 	if err != nil || len(binlogs) == 0 {
 		t.Fatalf("the source's binlog files: %v", err)
@@ -64,11 +67,17 @@ func newRunbook(t *testing.T, p *tlsPair) *runbook {
 }
 
 // local rewrites a README text for this world: the servers' names and
-// ports, the directories, the status address.
+// ports, the directories, the status addresses.
 func (rb *runbook) local(text string) string {
 	sp, tp, rp := strconv.Itoa(rb.p.src.Port), strconv.Itoa(rb.p.tgt.Port), strconv.Itoa(rb.restore.Port)
+	up := "us.example:3306" // until step 10 starts it
+	if rb.us != nil {
+		up = strconv.Itoa(rb.us.Port)
+	}
 	return strings.NewReplacer(
 		"127.0.0.1:9104", rb.http,
+		"127.0.0.1:9105", rb.usHTTP,
+		"us.example:3306", "127.0.0.1:"+up,
 		"source.example:3306", "127.0.0.1:"+sp,
 		"target.example:3306", "127.0.0.1:"+tp,
 		"restore.example:3306", "127.0.0.1:"+rp,
@@ -89,6 +98,13 @@ func (rb *runbook) shell(script string) *exec.Cmd {
 	cmd.Dir = rb.dir
 	cmd.Env = append(os.Environ(), "PATH="+rb.bin+":"+os.Getenv("PATH"), "HOME="+rb.dir)
 	return cmd
+}
+
+// background runs a README command that runs paraply, made local, in the
+// background, as its service would.
+func (rb *runbook) background(t *testing.T, command string) *bgParaply {
+	t.Helper()
+	return startBackground(t, rb.shell("exec "+command))
 }
 
 // run runs a README block to its end and returns its exit status and
@@ -128,9 +144,10 @@ func setting(t *testing.T, conf, name string) string {
 // status and verify, and a SIGTERM; the target must end equal to the
 // source. Then step 9: a DROP TABLE on the source, found in its binlogs,
 // and paraply apply of the binlogs up to it onto the dump restored on a
-// third server, which must end as the target was before the DROP. Only
-// names are changed: host names and ports, the directories, the
-// passwords. The hand-over of step 8 is TestHandover's (and
+// third server, which must end as the target was before the DROP. Then
+// step 10: a second source as stream us beside the first, each verified
+// by its own file (severalSources). Only names are changed: host names
+// and ports, the directories, the passwords. The hand-over of step 8 is TestHandover's (and
 // TestStopsWhenNativeReplicaStarts').
 func TestRunbook(t *testing.T) {
 	p := newTLSPair(t, "rb")
@@ -214,22 +231,11 @@ func TestRunbook(t *testing.T) {
 	if execStart == nil {
 		t.Fatalf("the unit has no ExecStart:\n%s", unit)
 	}
-	service := rb.shell("exec " + execStart[1])
-	var logs bytes.Buffer
-	service.Stdout, service.Stderr = &logs, &logs
-	if err := service.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- service.Wait() }()
-	t.Cleanup(func() {
-		_ = service.Process.Kill()
-		<-exited
-	})
+	service := rb.background(t, execStart[1])
 	if out, err := sysbench("--events=2000", "--time=0", "--report-interval=0", "run").CombinedOutput(); err != nil {
 		t.Fatalf("sysbench run: %v\n%s", err, out)
 	}
-	waitApplied(t, p.tdb, p.sourcePos(t), exited, &logs)
+	waitApplied(t, p.tdb, p.sourcePos(t), service.Exited, service.Logs)
 	time.Sleep(1200 * time.Millisecond) // a status sample of the caught-up replica
 
 	// 6. Status.
@@ -252,19 +258,10 @@ func TestRunbook(t *testing.T) {
 	}
 
 	// systemctl stop: SIGTERM, exit 0, the final position in the journal.
-	if err := service.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	if err := service.Stop(t); err != nil {
+		t.Errorf("the service after SIGTERM: %v, want exit 0\n%s", err, service.Logs)
 	}
-	select {
-	case err := <-exited:
-		exited <- err
-		if err != nil {
-			t.Errorf("the service after SIGTERM: %v, want exit 0\n%s", err, logs.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the service did not stop on SIGTERM\n%s", logs.String())
-	}
-	if last := lastLine(logs.String()); !strings.Contains(last, "stopped on a signal") || !strings.Contains(last, "position=0-1-") {
+	if last := lastLine(service.Logs.String()); !strings.Contains(last, "stopped on a signal") || !strings.Contains(last, "position=0-1-") {
 		t.Errorf("the journal's last line does not give the final position: %s", last)
 	}
 	p.equal(t, "app")
@@ -293,4 +290,7 @@ func TestRunbook(t *testing.T) {
 	}
 	// The target, stopped before the DROP, is what the recovery must give.
 	equalDBs(t, p.tdb, rdb, "the restored server", "app")
+
+	// 10. Several sources: the first stream again, beside a second.
+	rb.severalSources(t, execStart[1])
 }

@@ -187,6 +187,12 @@ func TestSecurity(t *testing.T) {
 		{"wrong password", []string{"PARAPLY_SOURCE_PASSWORD=" + wrongPW}, args, []string{"Access denied for user 'paraply_src'", "using password: YES"}},
 		{"target address", srcEnv, append(replaceArg(args, "--target", "mysql://paraply_tgt@127.0.0.1:1"), "--connect-wait", "1s"), []string{"target", "127.0.0.1:1", "connection refused"}},
 		{"remote HTTP bind", srcEnv, replaceArg(args, "--http", "0.0.0.0:0"), []string{"loopback"}},
+		// Access denied alone does not say what is missing: the error does.
+		{"status --target without password or TLS", nil, []string{"status", "--target", tgtURL},
+			[]string{tgtURL, "no password was given (set target-password-file", "TLS is off", "target-tls = on", "using password: NO"}},
+		{"verify in clear text for REQUIRE SSL", srcEnv, []string{"verify", "--source", srcURL, "--target", tgtURL, "--target-password-file", tgtPWFile,
+			"--source-tls", "on", "--source-tls-ca", certs.CA, "--source-tls-cert", certs.ClientCert, "--source-tls-key", certs.ClientKey},
+			[]string{tgtURL, "the target refused the login: TLS is off", "target-tls = on", "using password: YES"}},
 	}
 	for _, r := range refusals {
 		code, out := runParaply(t, r.env, r.args...)

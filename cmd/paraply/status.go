@@ -43,7 +43,10 @@ figures. --snapshot N prints snapshot N again (kept 10 minutes).
 
 With --target, status lists instead every stream on that target (one per
 source, see replicate --name): its checkpoint's position, when it was
-saved, and whether a paraply process runs it.`,
+saved, and whether a paraply process runs it. The target's password and
+TLS settings come from the flags replicate has for them, or from a stream's
+--config (whose target and name status does not read: --target says
+which server, and every stream on it is listed).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if target.url != "" {
@@ -92,11 +95,15 @@ func listStreams(cmd *cobra.Command, t *targetFlags) error {
 	if err := t.resolve(&cfg); err != nil {
 		return err
 	}
-	db, err := cfg.Target.WithTLS(cfg.TargetTLS).Open(nil)
+	ep := cfg.Target.WithTLS(cfg.TargetTLS)
+	db, err := ep.Open(nil)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	if err := db.PingContext(cmd.Context()); err != nil {
+		return fmt.Errorf("connect to %s: %w", ep, ep.ExplainDenied("target", err))
+	}
 	streams, err := checkpoint.Streams(cmd.Context(), db)
 	if err != nil {
 		return fmt.Errorf("target %s: %w", cfg.Target, err)

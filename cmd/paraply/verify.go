@@ -12,6 +12,7 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/spf13/cobra"
 
+	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/config"
 	"github.com/paraply/paraply/internal/filter"
 	"github.com/paraply/paraply/internal/verify"
@@ -38,6 +39,12 @@ it takes no locks, but reads each table in a consistent snapshot.
 By default every base table of every schema is compared, except mysql,
 information_schema, performance_schema, sys and paraply. A table missing on
 either side, or with different columns, is a difference.
+
+With replicate's --include, --exclude and --rewrite-db (from --config too)
+it compares what they replicate, each source table with the target table
+it goes to. On a target of several sources, --name (from --config too)
+says which stream's source this is: the tables of the target's other
+streams are left out and listed, not reported missing on the source.
 
 Passwords come from PARAPLY_SOURCE_PASSWORD and PARAPLY_TARGET_PASSWORD or
 from --source-password-file and --target-password-file. The TLS flags are
@@ -67,11 +74,11 @@ The exit status is 0 when the target equals the source, 1 otherwise.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			var src, tgt *sql.DB
-			if src, opts.SourceName, err = openEndpoint(ctx, sourceURL, "PARAPLY_SOURCE_PASSWORD", sourcePWFile, &sourceTLS, opts.Parallel); err != nil {
+			if src, opts.SourceName, err = openEndpoint(ctx, "source", sourceURL, "PARAPLY_SOURCE_PASSWORD", sourcePWFile, &sourceTLS, opts.Parallel); err != nil {
 				return err
 			}
 			defer src.Close()
-			if tgt, opts.TargetName, err = openEndpoint(ctx, targetURL, "PARAPLY_TARGET_PASSWORD", targetPWFile, &targetTLS, opts.Parallel); err != nil {
+			if tgt, opts.TargetName, err = openEndpoint(ctx, "target", targetURL, "PARAPLY_TARGET_PASSWORD", targetPWFile, &targetTLS, opts.Parallel); err != nil {
 				return err
 			}
 			defer tgt.Close()
@@ -114,6 +121,8 @@ The exit status is 0 when the target equals the source, 1 otherwise.`,
 	// replicate's: a table is compared with the one it is replicated into,
 	// and what they leave out is not compared.
 	filters.add(f)
+	f.StringVar(&opts.Stream, "name", checkpoint.DefaultStream, "the stream whose source this is (replicate's --name): on a target of several sources, "+
+		"the other streams' tables are left out, not reported missing on the source")
 	cmd.MarkFlagsMutuallyExclusive("tables", "schemas")
 	return cmd
 }
@@ -121,7 +130,7 @@ The exit status is 0 when the target equals the source, 1 otherwise.`,
 // openEndpoint parses url, resolves its password and TLS settings and
 // returns a checked connection pool, with the endpoint's redacted name for
 // the report.
-func openEndpoint(ctx context.Context, url, passwordEnv, passwordFile string, tf *tlsFlags, parallel int) (*sql.DB, string, error) {
+func openEndpoint(ctx context.Context, role, url, passwordEnv, passwordFile string, tf *tlsFlags, parallel int) (*sql.DB, string, error) {
 	ep, err := config.ParseEndpoint(url)
 	if err != nil {
 		return nil, "", err
@@ -133,7 +142,8 @@ func openEndpoint(ctx context.Context, url, passwordEnv, passwordFile string, tf
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", ep, err)
 	}
-	db, err := ep.WithTLS(tlsConfig).Open(nil)
+	ep = ep.WithTLS(tlsConfig)
+	db, err := ep.Open(nil)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", ep, err)
 	}
@@ -141,7 +151,7 @@ func openEndpoint(ctx context.Context, url, passwordEnv, passwordFile string, tf
 	db.SetMaxIdleConns(max(parallel, 1) + 1)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, "", fmt.Errorf("connect to %s: %w", ep, redact(err, ep.Password()))
+		return nil, "", fmt.Errorf("connect to %s: %w", ep, redact(ep.ExplainDenied(role, err), ep.Password()))
 	}
 	return db, ep.String(), nil
 }

@@ -46,6 +46,21 @@ func Streams(ctx context.Context, db *sql.DB) ([]StreamState, error) {
 	return out, nil
 }
 
+// StreamNames lists, sorted, the streams whose bookkeeping database the
+// target has (that the account can see), without reading their state.
+func StreamNames(ctx context.Context, db *sql.DB) ([]string, error) {
+	states, err := streamSchemas(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("listing paraply's streams: %w", err)
+	}
+	names := make([]string, len(states))
+	for i, s := range states {
+		names[i] = s.Name
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
 // streamSchemas lists the bookkeeping databases on the target.
 func streamSchemas(ctx context.Context, db *sql.DB) ([]StreamState, error) {
 	rows, err := db.QueryContext(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE NOT ("+BookkeepingSQL("SCHEMA_NAME")+")")

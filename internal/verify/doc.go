@@ -23,6 +23,13 @@
 // names tables by their source name, with the target name beside it when
 // it differs, and lists the rules.
 //
+// On a target that several sources replicate to, one paraply stream each
+// (replicate --name), Run compares one stream (Options.Stream): what its
+// source writes under its rules. The target tables of the other streams,
+// those in databases this source does not have and those only another
+// stream applied rows to, are left out and listed, not reported missing
+// on the source (streams.go).
+//
 // # Chunks
 //
 // A table is walked in the order of its primary key or, without one, of its

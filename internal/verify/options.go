@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/filter"
 )
 
@@ -61,6 +62,14 @@ type Options struct {
 	// rules include; a table in Tables that the rules leave out is an
 	// error. Run only reads the rules.
 	Filter *filter.Rules
+
+	// Stream is the paraply stream that replicates Source to Target
+	// (replicate --name; "" is checkpoint.DefaultStream). On a target that
+	// holds other streams' bookkeeping too, the target tables that are
+	// theirs are left out instead of reported missing on the source (see
+	// streams.go); a Stream other than the default that the target does
+	// not hold is an error.
+	Stream string
 }
 
 // withDefaults returns a copy of o with zero fields set to their defaults.
@@ -80,6 +89,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxRows == 0 {
 		o.MaxRows = DefaultMaxRows
 	}
+	if o.Stream == "" {
+		o.Stream = checkpoint.DefaultStream
+	}
 	return o
 }
 
@@ -97,6 +109,9 @@ func (o Options) validate() error {
 		return fmt.Errorf("verify: Parallel %d must be at least 1", o.Parallel)
 	case o.MaxRows < 0:
 		return fmt.Errorf("verify: MaxRows %d must not be negative", o.MaxRows)
+	}
+	if err := checkpoint.ValidStream(o.Stream); err != nil {
+		return fmt.Errorf("verify: %w", err)
 	}
 	m := newMapping(o.Filter)
 	for _, t := range o.Tables {

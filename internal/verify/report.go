@@ -21,6 +21,13 @@ type Report struct {
 	// under (Options.Filter), written as the options that give them:
 	// --include app.% --rewrite-db app=app_copy. Empty without rules.
 	Filters string `json:"filters,omitempty"`
+
+	// Stream is the stream compared (Options.Stream). OtherStreams are the
+	// target's other streams, and OtherStreamsTables the target tables
+	// left out as theirs, sorted.
+	Stream             string      `json:"stream"`
+	OtherStreams       []string    `json:"other_streams,omitempty"`
+	OtherStreamsTables []TableName `json:"other_streams_tables,omitempty"`
 }
 
 // Summary counts the tables of a Report by status, and their rows.
@@ -224,6 +231,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Filters != "" {
 		ew.printf("filters: %s\n", r.Filters)
 	}
+	if len(r.OtherStreams) > 0 {
+		ew.printf("stream %s; not compared: %d %s of the target's other streams (%s)", r.Stream, len(r.OtherStreamsTables),
+			plural(len(r.OtherStreamsTables), "table"), strings.Join(r.OtherStreams, ", "))
+		if len(r.OtherStreamsTables) > 0 {
+			ew.printf(": %s", nameSample(r.OtherStreamsTables))
+		}
+		ew.printf("\n")
+	}
 	width := 0
 	for i := range r.Tables {
 		width = max(width, min(utf8.RuneCountInString(r.Tables[i].label()), 48))
@@ -232,8 +247,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.Tables[i].writeText(ew, width)
 	}
 	s := r.Summary
-	ew.printf("%d tables: %d ok, %d different, %d errors; %d rows on source, %d on target; %.1fs\n",
-		s.Tables, s.OK, s.Different, s.Errors, s.SourceRows, s.TargetRows, r.Seconds)
+	ew.printf("%d %s: %d ok, %d different, %d errors; %d rows on source, %d on target; %.1fs\n",
+		s.Tables, plural(s.Tables, "table"), s.OK, s.Different, s.Errors, s.SourceRows, s.TargetRows, r.Seconds)
 	if s.Equal {
 		ew.printf("target equals source\n")
 	} else {
@@ -265,7 +280,7 @@ func (t *TableReport) writeText(ew *errWriter, width int) {
 		}
 		return
 	case t.Status == StatusOK:
-		ew.printf("ok         %s%s  %d rows, %d chunks\n", name, pad, t.SourceRows, t.Chunks)
+		ew.printf("ok         %s%s  %d rows, %d %s\n", name, pad, t.SourceRows, t.Chunks, plural(t.Chunks, "chunk"))
 		return
 	}
 	ew.printf("DIFFERENT  %s%s  %d rows on source, %d on target; %d of %d chunks differ\n",
@@ -355,4 +370,29 @@ func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
+}
+
+// maxNamesShown is how many table names nameSample lists.
+const maxNamesShown = 5
+
+// nameSample writes the first maxNamesShown of names and how many more
+// there are: "a.t1, a.t2 and 7 more".
+func nameSample(names []TableName) string {
+	shown := make([]string, 0, maxNamesShown)
+	for _, n := range names[:min(len(names), maxNamesShown)] {
+		shown = append(shown, n.String())
+	}
+	list := strings.Join(shown, ", ")
+	if more := len(names) - len(shown); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return list
+}
+
+// plural writes noun for n of it: "table", "tables".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }

@@ -47,10 +47,19 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	streams, err := loadStreamScope(ctx, &opts, m)
+	if err != nil {
+		return nil, err
+	}
 
+	var leftOut []TableName
+	if len(opts.Tables) == 0 { // tables asked for by name are compared whoever writes them
+		leftOut = streams.leaveOut(m, srcCat, tgtCat)
+	}
 	ps := pairs(opts.Tables, m, srcCat, tgtCat)
 	shared := merged(ps)
-	rep := &Report{Source: opts.SourceName, Target: opts.TargetName, ChunkSize: opts.ChunkSize, Filters: m.flags(), Tables: make([]TableReport, len(ps))}
+	rep := &Report{Source: opts.SourceName, Target: opts.TargetName, ChunkSize: opts.ChunkSize, Filters: m.flags(),
+		Stream: opts.Stream, OtherStreams: streams.others, OtherStreamsTables: leftOut, Tables: make([]TableReport, len(ps))}
 	// A failing table is a result, not a reason to stop the others, so
 	// the pool is a plain Group used for its limit: its functions return
 	// nil, and only ctx cancels them.

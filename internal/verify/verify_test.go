@@ -232,6 +232,8 @@ func TestVerify(t *testing.T) {
 
 	t.Run("filters", func(t *testing.T) { testFilters(t, srcDB, tgtDB) })
 
+	t.Run("streams", func(t *testing.T) { testStreams(t, srcDB, tgtDB) })
+
 	t.Run("report", func(t *testing.T) {
 		exec(t, tgtDB, "DELETE FROM vt.big WHERE id BETWEEN 1 AND 12",
 			"UPDATE vt.comp SET payload = NULL WHERE seq = "+fmt.Sprint(compSeqBase+2))
