@@ -276,11 +276,16 @@ func githubAnchor(heading string) string {
 // a fraction of a second, and checks what dpkg-deb reads from it: the
 // binary, the unit and the example settings, root's, at their paths; the
 // settings as conffiles; the control fields, the version made a Debian
-// one from git describe's.
+// one from git describe's (the string make release stamps into the
+// binary); and what the maintainer scripts do (debPackageScripts).
 func TestDebPackage(t *testing.T) {
 	dpkgDeb := tool(t, "dpkg-deb", "dpkg")
-	if !strings.Contains(readText(t, makefile), "scripts/mkdeb.sh $(DIST)/paraply-linux-$$arch $$arch $(DIST)") {
-		t.Errorf("%s: make release does not build its packages with scripts/mkdeb.sh", makefile)
+	mk := readText(t, makefile)
+	if !strings.Contains(mk, "scripts/mkdeb.sh $(DIST)/paraply-linux-$$arch $$arch $(DIST) $(VERSION)") {
+		t.Errorf("%s: make release does not build its packages with scripts/mkdeb.sh and the version it stamps", makefile)
+	}
+	if !strings.Contains(mk, "-ldflags='-s -w $(STAMP)'") {
+		t.Errorf("%s: make release does not stamp its binaries' version", makefile)
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "paraply")
@@ -332,6 +337,11 @@ func TestDebPackage(t *testing.T) {
 		if out, err := exec.Command(dpkgDeb, "--extract", deb, root).CombinedOutput(); err != nil {
 			t.Fatalf("dpkg-deb --extract: %v\n%s", err, out)
 		}
+		control := filepath.Join(dir, "control-"+tc.arch)
+		if out, err := exec.Command(dpkgDeb, "--control", deb, control).CombinedOutput(); err != nil {
+			t.Fatalf("dpkg-deb --control: %v\n%s", err, out)
+		}
+		debPackageScripts(t, control)
 		for installed, source := range map[string]string{
 			"usr/bin/paraply":                      bin,
 			"lib/systemd/system/paraply@.service":  unitFile,
@@ -342,6 +352,61 @@ func TestDebPackage(t *testing.T) {
 			if readText(t, filepath.Join(root, installed)) != readText(t, source) {
 				t.Errorf("the package's /%s is not %s", installed, source)
 			}
+		}
+	}
+}
+
+// debPackageScripts runs the package's maintainer scripts (read from the
+// control directory dir) as dpkg calls them, on a machine running
+// systemd (their /run/systemd/system test pointed at a directory that
+// exists) with a systemctl that records its arguments: removing the
+// package stops every running stream, an upgrade restarts them on the
+// new binary, and every change reloads systemd's units; an upgrade does
+// not stop them before, nor a first install start any.
+func debPackageScripts(t *testing.T, dir string) {
+	t.Helper()
+	tmp := t.TempDir()
+	systemd, bin, calls := filepath.Join(tmp, "systemd"), filepath.Join(tmp, "bin"), filepath.Join(tmp, "calls")
+	if err := os.MkdirAll(systemd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(bin, "systemctl"), "#!/bin/sh\necho \"$*\" >> "+calls+"\n", 0o755)
+	const (
+		reload  = "--system daemon-reload"
+		stop    = "--system stop paraply@*.service"
+		restart = "--system try-restart paraply@*.service"
+	)
+	for _, tc := range []struct {
+		script string
+		args   []string
+		want   []string
+	}{
+		{"prerm", []string{"remove"}, []string{stop}},
+		{"prerm", []string{"upgrade", "1.3.0"}, nil},
+		{"postinst", []string{"configure", ""}, []string{reload}},
+		{"postinst", []string{"configure", "1.1.0"}, []string{reload, restart}},
+		{"postrm", []string{"remove"}, []string{reload}},
+		{"postrm", []string{"upgrade", "1.3.0"}, []string{reload}},
+	} {
+		text := readText(t, filepath.Join(dir, tc.script))
+		if !strings.Contains(text, "/run/systemd/system") {
+			t.Errorf("%s does not check for a running systemd (/run/systemd/system)", tc.script)
+		}
+		path := filepath.Join(tmp, tc.script)
+		writeFile(t, path, strings.ReplaceAll(text, "/run/systemd/system", systemd), 0o755)
+		_ = os.Remove(calls)
+		cmd := exec.Command(path, tc.args...)
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s %s: %v\n%s", tc.script, strings.Join(tc.args, " "), err, out)
+			continue
+		}
+		var got []string
+		if b, err := os.ReadFile(calls); err == nil {
+			got = strings.Split(strings.TrimSpace(string(b)), "\n")
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s %s ran systemctl %q, want %q", tc.script, strings.Join(tc.args, " "), got, tc.want)
 		}
 	}
 }
