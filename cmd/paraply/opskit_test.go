@@ -68,12 +68,10 @@ var unitExposures = []string{
 
 // TestSystemdUnit checks paraply@.service: the command, the passwords'
 // file and the state directory are the ones docs/operations.md describes;
-// `systemd-analyze verify` accepts it without a warning (a misspelt
-// option or a value systemd cannot parse is only a warning there); and
+// `systemd-analyze verify` accepts it without a warning (verifyUnit); and
 // `systemd-analyze security` finds no exposure beyond the ones the unit
 // accepts on purpose (unitExposures), so a hardening option removed
-// fails it. systemd-analyze checks that ExecStart's binary exists: the
-// copy it reads runs this test binary instead of /usr/bin/paraply.
+// fails it.
 func TestSystemdUnit(t *testing.T) {
 	analyze := tool(t, "systemd-analyze", "systemd")
 	unit := readText(t, unitFile)
@@ -97,20 +95,8 @@ func TestSystemdUnit(t *testing.T) {
 			t.Errorf("%s has no line %s", unitFile, line)
 		}
 	}
-	dir := t.TempDir()
-	bin, err := filepath.Abs(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	copied := filepath.Join(dir, "paraply@.service")
-	writeFile(t, copied, strings.ReplaceAll(unit, "ExecStart=/usr/bin/paraply ", "ExecStart="+bin+" "), 0o644)
-
-	out, err := exec.Command(analyze, "verify", copied).CombinedOutput()
-	if err != nil || len(bytes.TrimSpace(out)) > 0 {
-		t.Errorf("systemd-analyze verify %s: %v, want no error and no warning\n%s", unitFile, err, out)
-	}
-
-	out, err = exec.Command(analyze, "security", "--offline=yes", "--json=short", copied).Output()
+	copied := verifyUnit(t, analyze, unitFile, "paraply@.service", unit)
+	out, err := exec.Command(analyze, "security", "--offline=yes", "--json=short", copied).Output()
 	if err != nil {
 		t.Fatalf("systemd-analyze security: %v\n%s", err, out)
 	}
@@ -134,6 +120,59 @@ func TestSystemdUnit(t *testing.T) {
 	if len(exposed) > 0 {
 		t.Errorf("systemd-analyze security: %s is exposed beyond unitExposures:\n%s", unitFile, strings.Join(exposed, "\n"))
 	}
+}
+
+// verifyUnit writes unit, the text of the unit file from (a file of the
+// repository, or the README), as dir/name, with this test binary for
+// /usr/bin/paraply (systemd-analyze checks that ExecStart's binary exists),
+// and runs `systemd-analyze verify` on it: it must pass without a warning
+// (a misspelt option or a value systemd cannot parse is only a warning
+// there). It returns the copy's path.
+func verifyUnit(t *testing.T, analyze, from, name, unit string) string {
+	t.Helper()
+	bin, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(t.TempDir(), name)
+	writeFile(t, copied, strings.ReplaceAll(unit, "ExecStart=/usr/bin/paraply ", "ExecStart="+bin+" "), 0o644)
+	out, err := exec.Command(analyze, "verify", copied).CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("systemd-analyze verify %s: %v, want no error and no warning\n%s", from, err, out)
+	}
+	return copied
+}
+
+// TestReadmeUnit checks the unit of the README's step 5 as it is printed
+// there: `systemd-analyze verify` accepts it without a warning, and it
+// agrees with the package's unit where a reader would copy it wrong: the
+// binary at the package's path (/usr/bin/paraply), the user it runs as
+// (which the step creates: step 3's password files are its) and the
+// umask that keeps the relay log, which may hold passwords, private.
+func TestReadmeUnit(t *testing.T) {
+	analyze := tool(t, "systemd-analyze", "systemd")
+	unit := runbookBlock(t, readmeFile, "unit")
+	pkg := strings.Split(readText(t, unitFile), "\n")
+	lines := strings.Split(unit, "\n")
+	for _, want := range []string{"UMask=0077", "User=paraply"} {
+		if !slices.Contains(pkg, want) {
+			t.Errorf("%s has no line %s any more: the README's unit follows it", unitFile, want)
+		}
+		if !slices.Contains(lines, want) {
+			t.Errorf("the README's unit has no line %s, as the package's has", want)
+		}
+	}
+	for _, want := range []string{"ExecStart=/usr/bin/paraply replicate ", "StateDirectory=paraply", "WorkingDirectory="} {
+		if !strings.Contains(unit, "\n"+want) {
+			t.Errorf("the README's unit has no %s...", want)
+		}
+	}
+	readme := readText(t, readmeFile)
+	step5 := readme[strings.Index(readme, "### 5."):strings.Index(readme, "### 6.")]
+	if !regexp.MustCompile(`(?m)useradd --system .* paraply$`).MatchString(step5) {
+		t.Errorf("the README's step 5 does not create the system user paraply the unit runs as")
+	}
+	verifyUnit(t, analyze, readmeFile+" (<!-- runbook: unit -->)", "paraply.service", unit)
 }
 
 // commentedSetting is a setting the example leaves commented out.
