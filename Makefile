@@ -5,6 +5,17 @@
 GO ?= go
 BIN := bin/paraply
 
+# The version every build says (paraply version) and make release names its
+# packages from: git describe's, with the commit and its time (UTC), stamped
+# with -ldflags -X so that a build without Go's VCS stamping
+# (GOFLAGS=-buildvcs=false) says it too. scripts/mkdeb.sh makes the Debian
+# version from the same string; internal/buildinfo says how.
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null)
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)
+COMMIT_TIME := $(shell TZ=UTC0 git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd 2>/dev/null)
+STAMP_PKG := github.com/paraply/paraply/internal/buildinfo
+STAMP := -X $(STAMP_PKG).version=$(VERSION) -X $(STAMP_PKG).revision=$(REVISION) -X $(STAMP_PKG).commitTime=$(COMMIT_TIME)
+
 .PHONY: all build demo test deps vet fmt clean soak lint release
 
 all: build
@@ -13,7 +24,7 @@ deps:
 	@scripts/install-deps.sh
 
 build:
-	$(GO) build -o $(BIN) ./cmd/paraply
+	$(GO) build -ldflags '$(STAMP)' -o $(BIN) ./cmd/paraply
 
 demo: deps build
 	$(BIN) demo
@@ -69,11 +80,12 @@ clean:
 	rm -rf bin dist
 
 # make release   what a release ships, in dist/: static linux binaries for
-#                amd64 and arm64 (no cgo, -trimpath, the git revision
-#                recorded for `paraply version`), a Debian package of each
+#                amd64 and arm64 (no cgo, -trimpath, the version stamped
+#                as make build stamps it), a Debian package of each
 #                (scripts/mkdeb.sh: the binary, the systemd unit
 #                paraply@.service, an example config) and SHA256SUMS of them
-#                all. The version is `git describe --tags --always --dirty`.
+#                all. The version is VERSION, the one `paraply version`
+#                prints; the package's is made from it.
 DIST := dist
 RELEASE_ARCHS := amd64 arm64
 release:
@@ -81,9 +93,9 @@ release:
 	mkdir -p $(DIST)
 	set -e; for arch in $(RELEASE_ARCHS); do \
 		echo "building $(DIST)/paraply-linux-$$arch"; \
-		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -buildvcs=true -ldflags='-s -w' \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -buildvcs=true -ldflags='-s -w $(STAMP)' \
 			-o $(DIST)/paraply-linux-$$arch ./cmd/paraply; \
-		scripts/mkdeb.sh $(DIST)/paraply-linux-$$arch $$arch $(DIST); \
+		scripts/mkdeb.sh $(DIST)/paraply-linux-$$arch $$arch $(DIST) $(VERSION); \
 	done
 	cd $(DIST) && sha256sum paraply-linux-* *.deb > SHA256SUMS
 	cat $(DIST)/SHA256SUMS

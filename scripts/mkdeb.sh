@@ -11,10 +11,12 @@
 # runs it for each architecture; TestDebPackage runs it on a stand-in
 # binary.
 #
-# VERSION defaults to `git describe --tags --always --dirty`, made a
-# Debian version: a tag's leading v dropped, "-" (not allowed without a
-# Debian revision) turned into "+", and a checkout with no tag numbered
-# 0.0.0+g<commit>, so that the first tag sorts after it.
+# VERSION is a `git describe --tags --always --dirty` string (make
+# release passes the one it stamps into the binary, which `paraply
+# version` prints; by default the checkout's), made a Debian version: a
+# tag's leading v dropped, "-" (not allowed without a Debian revision)
+# turned into "+", and a checkout with no tag numbered 0.0.0+g<commit>,
+# so that the first tag sorts after it.
 set -euo pipefail
 
 if [ $# -lt 3 ] || [ $# -gt 4 ]; then
@@ -63,18 +65,37 @@ Description: parallel replication applier for MySQL and MariaDB
  example.env). Alert rules and a Grafana dashboard are in /usr/share/paraply.
 EOF
 printf '%s\n' /etc/paraply/example.conf /etc/paraply/example.env > "$stage/DEBIAN/conffiles"
-# systemd learns of the new or changed unit; no instance is enabled or
-# started: each stream needs its settings first.
-for script in postinst postrm; do
-  cat > "$stage/DEBIAN/$script" <<'EOF'
-#!/bin/sh
-set -e
+# The maintainer scripts, as debhelper's for a service (but for every
+# instance of the template, which dh_installsystemd does not handle):
+# systemd learns of the new, changed or removed unit; removing the package
+# stops every running stream first (systemctl stop: SIGTERM, paraply's
+# clean stop, the checkpoint saved), so that no paraply runs on from a
+# deleted binary; an upgrade restarts the running ones on the new binary
+# (each resumes from its checkpoint). No instance is enabled or started
+# on install: each stream needs its settings first. TestDebPackage runs
+# them.
+maintscript() {
+  { printf '#!/bin/sh\nset -e\n'; cat; } > "$stage/DEBIAN/$1"
+  chmod 0755 "$stage/DEBIAN/$1"
+}
+maintscript prerm <<'EOF'
+if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
+  systemctl --system stop 'paraply@*.service' >/dev/null || true
+fi
+EOF
+maintscript postinst <<'EOF'
+if [ -d /run/systemd/system ]; then
+  systemctl --system daemon-reload >/dev/null || true
+  if [ "$1" = configure ] && [ -n "$2" ]; then
+    systemctl --system try-restart 'paraply@*.service' >/dev/null || true
+  fi
+fi
+EOF
+maintscript postrm <<'EOF'
 if [ -d /run/systemd/system ]; then
   systemctl --system daemon-reload >/dev/null || true
 fi
 EOF
-  chmod 0755 "$stage/DEBIAN/$script"
-done
 
 deb=$out/paraply_${version}_${arch}.deb
 dpkg-deb --root-owner-group --build "$stage" "$deb" >/dev/null

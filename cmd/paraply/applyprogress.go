@@ -8,6 +8,7 @@ import (
 
 	"github.com/paraply/paraply/internal/metrics"
 	"github.com/paraply/paraply/internal/replicate"
+	"github.com/paraply/paraply/internal/status"
 )
 
 // applyProgress prints apply's progress on stderr: a line every few
@@ -76,16 +77,16 @@ func (p *applyProgress) line(prev sample, now time.Time) sample {
 	if rate := float64(cur.done-prev.done) / dt; rate > 0 {
 		eta = (time.Duration(float64(in.InputBytes-cur.done)/rate) * time.Second).Round(time.Second).String()
 	}
-	fmt.Fprintf(p.w, "paraply apply: file %d/%d, %.1f/%.1f MB read, %d transactions applied (%.0f/s), ETA %s\n",
+	fmt.Fprintf(p.w, "paraply apply: file %d/%d, %.1f/%.1f MB read, %s applied (%.0f/s), ETA %s\n",
 		in.FilesRead, in.Files, float64(in.InputRead)/1e6, float64(in.InputBytes)/1e6,
-		cur.applied, float64(cur.applied-prev.applied)/dt, eta)
+		status.Plural(cur.applied, "transaction"), float64(cur.applied-prev.applied)/dt, eta)
 	return cur
 }
 
 // summary says what a finished apply did.
 func (p *applyProgress) summary() {
 	st := p.rep.Status()
-	fmt.Fprintf(p.w, "paraply apply: done in %s: %d transactions applied", time.Since(p.began).Round(time.Millisecond), p.applied())
+	fmt.Fprintf(p.w, "paraply apply: done in %s: %s applied", time.Since(p.began).Round(time.Millisecond), status.Plural(p.applied(), "transaction"))
 	if pos := st.Checkpoint.Position; pos != "" {
 		fmt.Fprintf(p.w, "; the target has everything up to GTID position %s", pos)
 	}

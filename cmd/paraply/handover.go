@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/paraply/paraply/internal/checkpoint"
+	"github.com/paraply/paraply/internal/config"
 	"github.com/paraply/paraply/internal/replicate"
 )
 
@@ -52,7 +54,7 @@ paraply's checkpoint.`,
 			if err != nil {
 				return err
 			}
-			host, port, ssl, conn := "<source host>", "<port>", "", ""
+			host, port, conn := "<source host>", "<port>", ""
 			if cfg.Name != checkpoint.DefaultStream {
 				// MariaDB's multi-source connection of the stream's name.
 				conn = " '" + cfg.Name + "'"
@@ -60,17 +62,18 @@ paraply's checkpoint.`,
 			if cfg.Source.Host != "" {
 				host, port = cfg.Source.Host, fmt.Sprint(cfg.Source.Port)
 			}
-			if cfg.SourceTLS != nil {
-				ssl = ", MASTER_SSL=1"
+			ssl, note, err := changeMasterTLS(src.tls)
+			if err != nil {
+				return fmt.Errorf("--source-tls: %w", err)
 			}
 			// MariaDB's replica uses an account of its own (repl, with
 			// REPLICATION SLAVE: docs/security.md), not paraply's.
 			fmt.Fprintf(cmd.OutOrStdout(), "The target's gtid_slave_pos is %s: what paraply applied.\n"+
 				"To let MariaDB's own replication continue from there, run on the target:\n\n"+
-				"  CHANGE MASTER%s TO MASTER_HOST='%s', MASTER_PORT=%s, MASTER_USER='repl', MASTER_PASSWORD='...', MASTER_USE_GTID=slave_pos%s;\n"+
+				"  CHANGE MASTER%s TO MASTER_HOST=%s, MASTER_PORT=%s, MASTER_USER='repl', MASTER_PASSWORD='...', MASTER_USE_GTID=slave_pos%s;\n"+
 				"  START SLAVE%s;\n\n"+
-				"(repl is the source's account for MariaDB's replica, docs/security.md.) Before paraply takes over again: STOP SLAVE%s; RESET SLAVE%s ALL;\n",
-				pos, conn, host, port, ssl, conn, conn, conn)
+				"%s(repl is the source's account for MariaDB's replica, docs/security.md.) Before paraply takes over again: STOP SLAVE%s; RESET SLAVE%s ALL;\n",
+				pos, conn, sqlString(host), port, ssl, conn, note, conn, conn)
 			return nil
 		},
 	}
@@ -84,4 +87,40 @@ paraply's checkpoint.`,
 	addPreserveGTIDs(f, &cfg)
 	log.add(f)
 	return cmd
+}
+
+// changeMasterTLS returns the TLS options of the CHANGE MASTER handover
+// prints, so that MariaDB's replica connects to the source as paraply's
+// own connection did (t, the --source-tls flags): nothing in clear text;
+// with "on", MASTER_SSL_VERIFY_SERVER_CERT=1, which checks the source's
+// certificate and host name as paraply does, against paraply's CA file
+// (MASTER_SSL_CA; without one, the system's roots, as paraply's); with
+// "skip-verify", encryption alone, said explicitly (a server whose
+// default is to verify would refuse the certificate paraply accepted).
+// note, if not "", says what the statement needs besides.
+func changeMasterTLS(t tlsFlags) (ssl, note string, err error) {
+	mode, err := config.ParseTLSMode(t.mode)
+	if err != nil {
+		return "", "", err
+	}
+	switch mode {
+	case config.TLSOff:
+		return "", "", nil
+	case config.TLSSkipVerify:
+		return ", MASTER_SSL=1, MASTER_SSL_VERIFY_SERVER_CERT=0", "(--source-tls skip-verify: the replica encrypts but, as paraply, does not check whom it talks to.)\n", nil
+	}
+	ssl = ", MASTER_SSL=1, MASTER_SSL_VERIFY_SERVER_CERT=1"
+	if t.ca != "" {
+		ssl = ", MASTER_SSL=1, MASTER_SSL_CA=" + sqlString(t.ca) + ", MASTER_SSL_VERIFY_SERVER_CERT=1"
+		note = "(MASTER_SSL_CA is --source-tls-ca, which the target's server reads: put the CA there if paraply runs on another host.)\n"
+	}
+	if t.cert != "" {
+		note += "(paraply's client certificate is its own account's: if repl says REQUIRE X509, add MASTER_SSL_CERT and MASTER_SSL_KEY of one for repl.)\n"
+	}
+	return ssl, note, nil
+}
+
+// sqlString quotes s as an SQL string literal.
+func sqlString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s) + "'"
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,9 +58,11 @@ func TestHandover(t *testing.T) {
 	native()
 	cmd, logs := replicate()
 	time.Sleep(1500 * time.Millisecond)
-	// paraply holds the target: handover refuses.
+	// paraply holds the target: handover refuses, naming the holder.
 	if code, out := runParaply(t, nil, append([]string{"handover"}, base...)...); code == 0 || !strings.Contains(out, "another paraply process") {
 		t.Fatalf("handover while paraply runs: exit %d\n%s", code, out)
+	} else if !regexp.MustCompile(`connection \d+ of root from 127\.0\.0\.1:\d+ holds the lock paraply\.target, since `).MatchString(lastLine(out)) {
+		t.Errorf("handover while paraply runs does not name the holder: %s", lastLine(out))
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

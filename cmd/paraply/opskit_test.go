@@ -68,12 +68,10 @@ var unitExposures = []string{
 
 // TestSystemdUnit checks paraply@.service: the command, the passwords'
 // file and the state directory are the ones docs/operations.md describes;
-// `systemd-analyze verify` accepts it without a warning (a misspelt
-// option or a value systemd cannot parse is only a warning there); and
+// `systemd-analyze verify` accepts it without a warning (verifyUnit); and
 // `systemd-analyze security` finds no exposure beyond the ones the unit
 // accepts on purpose (unitExposures), so a hardening option removed
-// fails it. systemd-analyze checks that ExecStart's binary exists: the
-// copy it reads runs this test binary instead of /usr/bin/paraply.
+// fails it.
 func TestSystemdUnit(t *testing.T) {
 	analyze := tool(t, "systemd-analyze", "systemd")
 	unit := readText(t, unitFile)
@@ -97,20 +95,8 @@ func TestSystemdUnit(t *testing.T) {
 			t.Errorf("%s has no line %s", unitFile, line)
 		}
 	}
-	dir := t.TempDir()
-	bin, err := filepath.Abs(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	copied := filepath.Join(dir, "paraply@.service")
-	writeFile(t, copied, strings.ReplaceAll(unit, "ExecStart=/usr/bin/paraply ", "ExecStart="+bin+" "), 0o644)
-
-	out, err := exec.Command(analyze, "verify", copied).CombinedOutput()
-	if err != nil || len(bytes.TrimSpace(out)) > 0 {
-		t.Errorf("systemd-analyze verify %s: %v, want no error and no warning\n%s", unitFile, err, out)
-	}
-
-	out, err = exec.Command(analyze, "security", "--offline=yes", "--json=short", copied).Output()
+	copied := verifyUnit(t, analyze, unitFile, "paraply@.service", unit)
+	out, err := exec.Command(analyze, "security", "--offline=yes", "--json=short", copied).Output()
 	if err != nil {
 		t.Fatalf("systemd-analyze security: %v\n%s", err, out)
 	}
@@ -134,6 +120,59 @@ func TestSystemdUnit(t *testing.T) {
 	if len(exposed) > 0 {
 		t.Errorf("systemd-analyze security: %s is exposed beyond unitExposures:\n%s", unitFile, strings.Join(exposed, "\n"))
 	}
+}
+
+// verifyUnit writes unit, the text of the unit file from (a file of the
+// repository, or the README), as dir/name, with this test binary for
+// /usr/bin/paraply (systemd-analyze checks that ExecStart's binary exists),
+// and runs `systemd-analyze verify` on it: it must pass without a warning
+// (a misspelt option or a value systemd cannot parse is only a warning
+// there). It returns the copy's path.
+func verifyUnit(t *testing.T, analyze, from, name, unit string) string {
+	t.Helper()
+	bin, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(t.TempDir(), name)
+	writeFile(t, copied, strings.ReplaceAll(unit, "ExecStart=/usr/bin/paraply ", "ExecStart="+bin+" "), 0o644)
+	out, err := exec.Command(analyze, "verify", copied).CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("systemd-analyze verify %s: %v, want no error and no warning\n%s", from, err, out)
+	}
+	return copied
+}
+
+// TestReadmeUnit checks the unit of the README's step 5 as it is printed
+// there: `systemd-analyze verify` accepts it without a warning, and it
+// agrees with the package's unit where a reader would copy it wrong: the
+// binary at the package's path (/usr/bin/paraply), the user it runs as
+// (which the step creates: step 3's password files are its) and the
+// umask that keeps the relay log, which may hold passwords, private.
+func TestReadmeUnit(t *testing.T) {
+	analyze := tool(t, "systemd-analyze", "systemd")
+	unit := runbookBlock(t, readmeFile, "unit")
+	pkg := strings.Split(readText(t, unitFile), "\n")
+	lines := strings.Split(unit, "\n")
+	for _, want := range []string{"UMask=0077", "User=paraply"} {
+		if !slices.Contains(pkg, want) {
+			t.Errorf("%s has no line %s any more: the README's unit follows it", unitFile, want)
+		}
+		if !slices.Contains(lines, want) {
+			t.Errorf("the README's unit has no line %s, as the package's has", want)
+		}
+	}
+	for _, want := range []string{"ExecStart=/usr/bin/paraply replicate ", "StateDirectory=paraply", "WorkingDirectory="} {
+		if !strings.Contains(unit, "\n"+want) {
+			t.Errorf("the README's unit has no %s...", want)
+		}
+	}
+	readme := readText(t, readmeFile)
+	step5 := readme[strings.Index(readme, "### 5."):strings.Index(readme, "### 6.")]
+	if !regexp.MustCompile(`(?m)useradd --system .* paraply$`).MatchString(step5) {
+		t.Errorf("the README's step 5 does not create the system user paraply the unit runs as")
+	}
+	verifyUnit(t, analyze, readmeFile+" (<!-- runbook: unit -->)", "paraply.service", unit)
 }
 
 // commentedSetting is a setting the example leaves commented out.
@@ -276,11 +315,16 @@ func githubAnchor(heading string) string {
 // a fraction of a second, and checks what dpkg-deb reads from it: the
 // binary, the unit and the example settings, root's, at their paths; the
 // settings as conffiles; the control fields, the version made a Debian
-// one from git describe's.
+// one from git describe's (the string make release stamps into the
+// binary); and what the maintainer scripts do (debPackageScripts).
 func TestDebPackage(t *testing.T) {
 	dpkgDeb := tool(t, "dpkg-deb", "dpkg")
-	if !strings.Contains(readText(t, makefile), "scripts/mkdeb.sh $(DIST)/paraply-linux-$$arch $$arch $(DIST)") {
-		t.Errorf("%s: make release does not build its packages with scripts/mkdeb.sh", makefile)
+	mk := readText(t, makefile)
+	if !strings.Contains(mk, "scripts/mkdeb.sh $(DIST)/paraply-linux-$$arch $$arch $(DIST) $(VERSION)") {
+		t.Errorf("%s: make release does not build its packages with scripts/mkdeb.sh and the version it stamps", makefile)
+	}
+	if !strings.Contains(mk, "-ldflags='-s -w $(STAMP)'") {
+		t.Errorf("%s: make release does not stamp its binaries' version", makefile)
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "paraply")
@@ -332,6 +376,11 @@ func TestDebPackage(t *testing.T) {
 		if out, err := exec.Command(dpkgDeb, "--extract", deb, root).CombinedOutput(); err != nil {
 			t.Fatalf("dpkg-deb --extract: %v\n%s", err, out)
 		}
+		control := filepath.Join(dir, "control-"+tc.arch)
+		if out, err := exec.Command(dpkgDeb, "--control", deb, control).CombinedOutput(); err != nil {
+			t.Fatalf("dpkg-deb --control: %v\n%s", err, out)
+		}
+		debPackageScripts(t, control)
 		for installed, source := range map[string]string{
 			"usr/bin/paraply":                      bin,
 			"lib/systemd/system/paraply@.service":  unitFile,
@@ -342,6 +391,61 @@ func TestDebPackage(t *testing.T) {
 			if readText(t, filepath.Join(root, installed)) != readText(t, source) {
 				t.Errorf("the package's /%s is not %s", installed, source)
 			}
+		}
+	}
+}
+
+// debPackageScripts runs the package's maintainer scripts (read from the
+// control directory dir) as dpkg calls them, on a machine running
+// systemd (their /run/systemd/system test pointed at a directory that
+// exists) with a systemctl that records its arguments: removing the
+// package stops every running stream, an upgrade restarts them on the
+// new binary, and every change reloads systemd's units; an upgrade does
+// not stop them before, nor a first install start any.
+func debPackageScripts(t *testing.T, dir string) {
+	t.Helper()
+	tmp := t.TempDir()
+	systemd, bin, calls := filepath.Join(tmp, "systemd"), filepath.Join(tmp, "bin"), filepath.Join(tmp, "calls")
+	if err := os.MkdirAll(systemd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(bin, "systemctl"), "#!/bin/sh\necho \"$*\" >> "+calls+"\n", 0o755)
+	const (
+		reload  = "--system daemon-reload"
+		stop    = "--system stop paraply@*.service"
+		restart = "--system try-restart paraply@*.service"
+	)
+	for _, tc := range []struct {
+		script string
+		args   []string
+		want   []string
+	}{
+		{"prerm", []string{"remove"}, []string{stop}},
+		{"prerm", []string{"upgrade", "1.3.0"}, nil},
+		{"postinst", []string{"configure", ""}, []string{reload}},
+		{"postinst", []string{"configure", "1.1.0"}, []string{reload, restart}},
+		{"postrm", []string{"remove"}, []string{reload}},
+		{"postrm", []string{"upgrade", "1.3.0"}, []string{reload}},
+	} {
+		text := readText(t, filepath.Join(dir, tc.script))
+		if !strings.Contains(text, "/run/systemd/system") {
+			t.Errorf("%s does not check for a running systemd (/run/systemd/system)", tc.script)
+		}
+		path := filepath.Join(tmp, tc.script)
+		writeFile(t, path, strings.ReplaceAll(text, "/run/systemd/system", systemd), 0o755)
+		_ = os.Remove(calls)
+		cmd := exec.Command(path, tc.args...)
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s %s: %v\n%s", tc.script, strings.Join(tc.args, " "), err, out)
+			continue
+		}
+		var got []string
+		if b, err := os.ReadFile(calls); err == nil {
+			got = strings.Split(strings.TrimSpace(string(b)), "\n")
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s %s ran systemctl %q, want %q", tc.script, strings.Join(tc.args, " "), got, tc.want)
 		}
 	}
 }

@@ -156,7 +156,7 @@ func (p *pipelineFlags) run(ctx context.Context, cfg replicate.Config, newPipeli
 	cfg.Observer = workers
 	rep := newPipeline(cfg)
 	if p.http.addr != "" {
-		l, err := status.Listen(p.http.addr, p.http.allowRemote)
+		l, err := listenStatus(p.http.addr, p.http.allowRemote)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -121,5 +122,29 @@ func writeFile(t *testing.T, path, text string, perm os.FileMode) {
 	}
 	if err := os.WriteFile(path, []byte(text), perm); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// relayPrivate fails the test if a file or directory of the relay log in
+// dir may be read by others than its owner.
+func relayPrivate(t *testing.T, dir string) {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		n++
+		if info.Mode().Perm()&0o077 != 0 {
+			t.Errorf("the relay log's %s is %v: others than paraply may read it", path, info.Mode().Perm())
+		}
+		return nil
+	})
+	if err != nil || n < 2 {
+		t.Errorf("the relay log %s: %d files (%v), want the directory and its files", dir, n, err)
 	}
 }

@@ -87,7 +87,7 @@ func (rb *runbook) local(text string) string {
 		"/etc/paraply/", rb.etc+"/",
 		"/var/lib/paraply/", rb.state+"/",
 		"/var/lib/mysql/", rb.binlogs+"/",
-		"/usr/local/bin/paraply", "paraply",
+		"/usr/bin/paraply", "paraply",
 	).Replace(text)
 }
 
@@ -220,7 +220,8 @@ func TestRunbook(t *testing.T) {
 		t.Fatalf("sysbench run: %v", err)
 	}
 
-	// 5. The service: the unit's command, in the background.
+	// 5. The service: the unit's command, in the background, under its
+	// umask. (TestReadmeUnit checks the rest of the unit.)
 	unit := runbookBlock(t, readmeFile, "unit")
 	for _, s := range []string{"User=paraply", "StateDirectory=paraply", "Restart=on-failure"} {
 		if !strings.Contains(unit, s+"\n") {
@@ -228,10 +229,12 @@ func TestRunbook(t *testing.T) {
 		}
 	}
 	execStart := regexp.MustCompile(`(?m)^ExecStart=(.*)$`).FindStringSubmatch(unit)
-	if execStart == nil {
-		t.Fatalf("the unit has no ExecStart:\n%s", unit)
+	umask := regexp.MustCompile(`(?m)^UMask=([0-7]+)$`).FindStringSubmatch(unit)
+	if execStart == nil || umask == nil {
+		t.Fatalf("the unit has no ExecStart or no UMask:\n%s", unit)
 	}
-	service := rb.background(t, execStart[1])
+	// As the unit runs it: under its umask.
+	service := startBackground(t, rb.shell("umask "+umask[1]+"; exec "+execStart[1]))
 	if out, err := sysbench("--events=2000", "--time=0", "--report-interval=0", "run").CombinedOutput(); err != nil {
 		t.Fatalf("sysbench run: %v\n%s", err, out)
 	}
@@ -265,6 +268,9 @@ func TestRunbook(t *testing.T) {
 		t.Errorf("the journal's last line does not give the final position: %s", last)
 	}
 	p.equal(t, "app")
+	// The relay log, which may hold passwords (docs/security.md), is
+	// paraply's alone: also what step 4, run by hand, wrote.
+	relayPrivate(t, setting(t, conf, "relay-dir"))
 
 	// 9. Point-in-time recovery: the backup (the dump) restored on
 	// restore.example, which has the target account of step 1.

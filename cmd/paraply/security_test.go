@@ -298,6 +298,15 @@ func TestSecurity(t *testing.T) {
 		t.Errorf("paraply.ddl holds %d rows with the replicated CREATE USER's password", kept)
 	}
 
+	// The hand-over to MariaDB's replica over TLS: the statement handover
+	// prints verifies the source as paraply does. (The target's
+	// certificate is still the one for another host name; the account
+	// gets the privilege docs/security.md gives it for handover.)
+	execAll(t, p.tdb, "GRANT REPLICATION SLAVE ADMIN ON *.* TO 'paraply_tgt'@'127.0.0.1'")
+	show("handover", nativeOverTLS(t, p.sdb, p.tdb, append([]string{"handover", "--source", srcURL, "--target", tgtURL,
+		"--target-password-file", tgtPWFile, "--relay-dir", relay}, replaceArg(tlsArgs, "--target-tls", "skip-verify")...),
+		srcEnv, certs.CA, certs.OtherCA))
+
 	for _, pw := range []string{srcPW, tgtPW, wrongPW} {
 		if i := strings.Index(shown.String(), pw); i >= 0 {
 			s := shown.String()

@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/config"
@@ -53,14 +56,14 @@ which server, and every stream on it is listed).`,
 				return listStreams(cmd, &target)
 			}
 			client := &http.Client{Timeout: 5 * time.Second}
-			for {
+			out := cmd.OutOrStdout()
+			for n := 0; ; n++ {
 				rep, raw, err := status.Fetch(client, addr, interval, snapshot)
 				if err != nil {
 					return err
 				}
-				out := cmd.OutOrStdout()
 				if watch {
-					fmt.Fprint(out, "\033[H\033[2J")
+					fmt.Fprint(out, watchSeparator(out, n))
 				}
 				if asJSON {
 					out.Write(raw)
@@ -138,4 +141,18 @@ func listStreams(cmd *cobra.Command, t *targetFlags) error {
 		fmt.Fprintf(cmd.OutOrStdout(), "\nTables more than one stream writes (their sources' changes mix there):\n  %s\n", strings.Join(shared, "\n  "))
 	}
 	return nil
+}
+
+// watchSeparator is what --watch writes before report n (from 0): on a
+// terminal the codes that clear it, so that the report stays in place;
+// into a pipe or a file, where those codes are noise, an empty line
+// between reports.
+func watchSeparator(w io.Writer, n int) string {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return "\033[H\033[2J"
+	}
+	if n == 0 {
+		return ""
+	}
+	return "\n"
 }

@@ -144,6 +144,14 @@ func TestSeveralSources(t *testing.T) {
 		}
 	}
 
+	// Stream one started twice: the second says whose its --http address
+	// is.
+	code, out = runParaply(t, nil, "replicate", "--name", "one", "--source", streams[0].src.URL(), "--target", tgt.URL(),
+		"--relay-dir", t.TempDir(), "--http", streams[0].http)
+	if code != 1 || !strings.Contains(lastLine(out), `the address is in use: paraply stream "one" serves its status there`) {
+		t.Errorf("stream one started twice: exit %d, want 1 and whose the address is\n%s", code, out)
+	}
+
 	// A table both streams write: allowed, and said, by the stream that
 	// found the other there and by status --target.
 	for i, s := range streams {
@@ -157,6 +165,13 @@ func TestSeveralSources(t *testing.T) {
 	})
 	if !strings.Contains(streams[0].proc.Logs.String()+streams[1].proc.Logs.String(), "another stream on the target writes this table too") {
 		t.Error("neither stream warned that the other writes shared.t")
+	}
+	for _, s := range streams { // the logger names the stream once a line
+		for _, line := range strings.Split(s.proc.Logs.String(), "\n") {
+			if strings.Count(line, " stream=") > 1 {
+				t.Errorf("stream %s logs its name twice: %s", s.name, line)
+			}
+		}
 	}
 
 	// Stream two stops at a row its target lost; stream one goes on.

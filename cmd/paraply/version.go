@@ -1,57 +1,56 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/paraply/paraply/internal/buildinfo"
 )
 
 func versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, the source revision and the Go version paraply was built from",
-		Long: `version prints what the binary records about its build (Go's build
-information): the module version, the VCS revision and time it was built
-from, whether the working tree had uncommitted changes, and the Go version.
-A field the build did not record (go run, go test, a build outside a git
-checkout, -buildvcs=false) says "unknown".`,
+		Long: `version prints which paraply this is: its version, the commit it was built
+from, whether the working tree had uncommitted changes, the commit's time,
+and the Go version.
+
+make build and make release stamp the version: git describe --tags --always
+--dirty (v1.2.0, v1.2.0-3-gabc1234-dirty, or the abbreviated commit before
+the first tag), whatever GOFLAGS says. The Debian package's version is the
+same string made a Debian one: the leading v dropped, "-" made "+", and
+0.0.0+g<commit> before the first tag (scripts/mkdeb.sh), so v1.2.0-3-gabc1234
+is package version 1.2.0+3+gabc1234. A binary built otherwise (go build, go
+install) says what Go recorded of its build, and "unknown" where that is
+nothing (-buildvcs=false, a tree without .git).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			info, ok := debug.ReadBuildInfo()
-			if !ok {
-				return errors.New("the binary has no build information (built without module support?)")
-			}
-			writeVersion(cmd.OutOrStdout(), info)
+			writeVersion(cmd.OutOrStdout(), buildinfo.Read())
 			return nil
 		},
 	}
 }
 
-// writeVersion prints info's version, VCS revision, modification flag
-// and time, and Go version, one "name: value" a line.
-func writeVersion(w io.Writer, info *debug.BuildInfo) {
-	settings := map[string]string{}
-	for _, s := range info.Settings {
-		settings[s.Key] = s.Value
-	}
+// writeVersion prints info one "name: value" a line, "unknown" for what
+// the build did not record.
+func writeVersion(w io.Writer, info buildinfo.Info) {
 	or := func(v, unknown string) string {
 		if v == "" {
 			return unknown
 		}
 		return v
 	}
-	fmt.Fprintf(w, "paraply %s\n", or(info.Main.Version, "(unknown)"))
-	revision := or(settings["vcs.revision"], "unknown")
-	switch settings["vcs.modified"] {
-	case "true":
+	revision := or(info.Revision, "unknown")
+	switch info.Tree {
+	case "modified":
 		revision += " (modified: the tree had uncommitted changes)"
-	case "false":
+	case "clean":
 		revision += " (clean)"
 	}
+	fmt.Fprintf(w, "paraply %s\n", or(info.Version, "(unknown)"))
 	fmt.Fprintf(w, "revision: %s\n", revision)
-	fmt.Fprintf(w, "time: %s\n", or(settings["vcs.time"], "unknown"))
-	fmt.Fprintf(w, "go: %s\n", or(info.GoVersion, "unknown"))
+	fmt.Fprintf(w, "time: %s\n", or(info.Time, "unknown"))
+	fmt.Fprintf(w, "go: %s\n", or(info.Go, "unknown"))
 }

@@ -17,9 +17,24 @@ func (f Flavor) GoMySQL() string {
 }
 
 // ParseGTIDSet reads a GTID set of flavor f: a position, or a set of
-// transactions.
+// transactions. Its error quotes s and says how the flavor writes one
+// (go-mysql's says "invalid Mariadb GTID x, must domain-server-sequence").
 func ParseGTIDSet(f Flavor, s string) (mysql.GTIDSet, error) {
-	return mysql.ParseGTIDSet(f.GoMySQL(), s)
+	set, err := mysql.ParseGTIDSet(f.GoMySQL(), s)
+	if err == nil {
+		return set, nil
+	}
+	if f == FlavorMySQL {
+		return nil, fmt.Errorf("GTID set %q is not a MySQL one: write it uuid:N[-M][:N[-M]...], comma-separated "+
+			"(such as 3e11fa47-71ca-11e1-9e33-c80aa9429562:1-77): %w", s, err)
+	}
+	for _, g := range strings.Split(s, ",") {
+		if _, err := mysql.ParseMariadbGTID(g); err != nil {
+			return nil, fmt.Errorf("GTID position %q is not a MariaDB one (%q is no GTID): write each domain's last GTID as domain-server-sequence, "+
+				"three numbers, comma-separated (such as 0-1-4711 or 0-1-4711,1-2-300)", s, g)
+		}
+	}
+	return nil, fmt.Errorf("GTID position %q: %w", s, err)
 }
 
 // Covers reports whether position, a GTID set of flavor f, includes every

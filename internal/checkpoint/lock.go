@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// ErrLocked is returned by Lock and LockStream when another paraply
-// process holds the stream's lock on the target: one at a time may apply a
-// stream, or change its bookkeeping.
+// ErrLocked is returned by Lock and LockStream (as a *LockedError) when
+// another paraply process holds the stream's lock on the target: one at a
+// time may apply a stream, or change its bookkeeping.
 var ErrLocked = errors.New("another paraply process works on this target's stream")
 
 // lockName is the target-wide named lock (GET_LOCK) a paraply process
@@ -24,26 +24,38 @@ const lockName = "paraply.target"
 // lockWait is how long Lock waits for another holder.
 const lockWait = 10 * time.Second
 
+// lockIdleTimeout is the lock connection's wait_timeout: the longest
+// MariaDB and MySQL allow (a year). The connection stays idle while it
+// holds the lock (see TargetLock), and must not be ended for it.
+const lockIdleTimeout = 365 * 24 * time.Hour
+
 // TargetLock is the target's paraply lock, held on a connection of its
-// own.
+// own. That connection runs nothing after GET_LOCK: the target's process
+// list then shows for how long it has held the lock (its TIME), which a
+// process refused the lock reports (LockedError). Keep checks from other
+// sessions that it still holds it.
 type TargetLock struct {
 	db   *sql.DB
 	name string // the lock's name (lockNameOf)
 	mu   sync.Mutex
 	conn *sql.Conn // nil while lost and not taken again
-	// held mirrors conn != nil for Held, which must not wait for a check
-	// that waits for the target.
+	// id is conn's CONNECTION_ID(), taken when conn took the lock.
+	id    int64
+	taken time.Time
+	// held says whether the last check found the lock conn's, for Held,
+	// which must not wait for a check that waits for the target.
 	held atomic.Bool
 }
 
-// Held reports whether the lock is held now (false while it is lost and
-// being taken again).
+// Held reports whether the lock is held now, as far as the last check
+// could tell: false while it is lost and being taken again, or while the
+// target does not answer.
 func (l *TargetLock) Held() bool { return l.held.Load() }
 
 // Lock takes the target's paraply lock, held until Release (or the
 // process dies). It waits up to lockWait for a holder to go (a process
 // SIGKILLed a moment ago holds it until the server notices its connection
-// closed), then a lock held elsewhere is ErrLocked.
+// closed), then a lock held elsewhere is a *LockedError (ErrLocked).
 func Lock(ctx context.Context, db *sql.DB) (*TargetLock, error) {
 	return LockStream(ctx, db, DefaultStream)
 }
@@ -52,38 +64,42 @@ func Lock(ctx context.Context, db *sql.DB) (*TargetLock, error) {
 // stream's: one paraply process at a time works on a stream, and streams
 // do not wait for each other.
 func LockStream(ctx context.Context, db *sql.DB, stream string) (*TargetLock, error) {
-	name := lockNameOf(stream)
-	conn, err := take(ctx, db, name, lockWait)
-	if err != nil {
+	l := &TargetLock{db: db, name: lockNameOf(stream)}
+	if err := l.take(ctx, lockWait); err != nil {
 		return nil, err
 	}
-	l := &TargetLock{db: db, conn: conn, name: name}
-	l.held.Store(true)
 	return l, nil
 }
 
-// take runs GET_LOCK on a new connection, returned if it holds the lock.
-func take(ctx context.Context, db *sql.DB, name string, wait time.Duration) (*sql.Conn, error) {
-	conn, err := db.Conn(ctx)
+// take runs GET_LOCK on a new connection, kept as l's if it takes the
+// lock; else the error says who holds it.
+func (l *TargetLock) take(ctx context.Context, wait time.Duration) error {
+	conn, err := l.db.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "SET SESSION wait_timeout = ?", int64(lockIdleTimeout.Seconds())); err != nil {
+		conn.Close()
+		return fmt.Errorf("taking the lock %s on the target: %w", l.name, err)
 	}
 	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", name, wait.Seconds()).Scan(&got); err != nil {
+	var id int64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?), CONNECTION_ID()", l.name, wait.Seconds()).Scan(&got, &id); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("taking the lock %s on the target: %w", name, err)
+		return fmt.Errorf("taking the lock %s on the target: %w", l.name, err)
 	}
 	if !got.Valid || got.Int64 != 1 {
 		conn.Close()
-		return nil, fmt.Errorf("%w (it holds the lock %s)", ErrLocked, name)
+		return lockHolder(ctx, l.db, l.name)
 	}
-	return conn, nil
+	l.conn, l.id, l.taken = conn, id, time.Now()
+	l.held.Store(true)
+	return nil
 }
 
 // Keep checks every interval, until ctx is done, that the lock is still
 // held. The server frees it when its connection ends: a target restart,
-// a network cut, a wait_timeout (the checks keep the connection from
-// idling into one). A lost lock is taken again as soon as the target
+// a network cut, a KILL. A lost lock is taken again as soon as the target
 // answers; if another paraply process took it meanwhile, Keep returns an
 // error: two processes must not work on one target at once.
 func (l *TargetLock) Keep(ctx context.Context, every time.Duration, log *slog.Logger) error {
@@ -105,30 +121,45 @@ func (l *TargetLock) check(ctx context.Context, log *slog.Logger) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn != nil {
-		var mine sql.NullBool
-		err := l.conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", l.name).Scan(&mine)
-		if err == nil && mine.Valid && mine.Bool {
+		mine, err := l.stillHeld(ctx)
+		switch {
+		case err != nil:
+			// The target does not answer: look again at the next check,
+			// keeping the connection (a network cut the server did not
+			// notice leaves the lock with it).
+			l.held.Store(false)
+			return nil
+		case mine:
+			l.held.Store(true)
 			return nil
 		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		log.Warn("the target lock was lost (its connection ended); taking it again", "lock", l.name, "err", err)
+		log.Warn("the target lock was lost (its connection ended); taking it again", "lock", l.name, "connection", l.id)
 		l.conn.Close()
 		l.conn = nil
 		l.held.Store(false)
 	}
-	conn, err := take(ctx, l.db, l.name, 0)
+	err := l.take(ctx, 0)
 	switch {
 	case errors.Is(err, ErrLocked):
 		return fmt.Errorf("the target lock was lost and another process holds it now: stopping, two processes must not work on one target: %w", err)
 	case err != nil:
 		return nil // the target does not answer: try again at the next check
 	}
-	l.conn = conn
-	l.held.Store(true)
-	log.Info("the target lock is held again", "lock", l.name)
+	log.Info("the target lock is held again", "lock", l.name, "connection", l.id)
 	return nil
+}
+
+// stillHeld asks the target, from a session of the pool (the lock's
+// connection stays idle), whether l's connection holds the lock. After a
+// target restart connection ids start again: a connection of the new
+// server with l's id has been idle less long than l has held the lock,
+// and is not l's.
+func (l *TargetLock) stillHeld(ctx context.Context) (bool, error) {
+	var mine sql.NullBool
+	err := l.db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = ? AND "+
+		"(SELECT TIME FROM information_schema.PROCESSLIST WHERE ID = ?) + 2 >= ?",
+		l.name, l.id, l.id, int64(time.Since(l.taken).Seconds())).Scan(&mine)
+	return mine.Valid && mine.Bool, err
 }
 
 // Release frees the lock, also after the context that took it is done.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,17 +22,24 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, sandboxtest.IgnoreForkThread())
 }
 
+// lockDB starts a server for a lock test, named name, and returns a
+// handle of it the test's end closes.
+func lockDB(t *testing.T, name string) *sql.DB {
+	t.Helper()
+	db, err := sandboxtest.ForTest(t, sandbox.Options{Name: name}).DB("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // TestLockKeptThroughLostConnections: the server frees the lock when its
 // connection ends (here KILL CONNECTION, as a wait_timeout or a target
 // restart would). Keep takes it again while nobody else has; once another
 // session holds it, Keep stops the run with an error.
 func TestLockKeptThroughLostConnections(t *testing.T) {
-	srv := sandboxtest.ForTest(t, sandbox.Options{Name: "lock"})
-	db, err := srv.DB("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := lockDB(t, "lock")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	lock, err := Lock(ctx, db)
@@ -110,5 +119,56 @@ func TestLockKeptThroughLostConnections(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Keep went on while another session holds the lock")
+	}
+}
+
+// TestLockedNamesHolder: a process refused the lock learns who holds it
+// (the connection, its account and client address, and since when), and
+// the holder's checks keep its lock connection idle, so that "since" is
+// when it took the lock, not its last check.
+func TestLockedNamesHolder(t *testing.T) {
+	db := lockDB(t, "lockholder")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	taken := time.Now()
+	lock, err := LockStream(ctx, db, "us")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	kept := make(chan error, 1)
+	go func() { kept <- lock.Keep(ctx, 200*time.Millisecond, slog.New(slog.DiscardHandler)) }()
+	time.Sleep(2500 * time.Millisecond) // a dozen checks
+
+	other := &TargetLock{db: db, name: lockNameOf("us")}
+	err = other.take(ctx, 0)
+	var le *LockedError
+	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) {
+		t.Fatalf("a second process's lock: %v, want a LockedError", err)
+	}
+	t.Log(err)
+	var id int64
+	if err := db.QueryRow("SELECT IS_USED_LOCK('paraply.target.us')").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if le.Connection != id || le.Lock != "paraply.target.us" || le.User != "root" || le.Host == "" {
+		t.Errorf("the error names connection %d of %q from %q holding %s; want connection %d of root, its host, paraply.target.us",
+			le.Connection, le.User, le.Host, le.Lock, id)
+	}
+	// TIME is whole seconds: since is within a second or two of taken.
+	if d := le.Since.Sub(taken); d < -1500*time.Millisecond || d > 1500*time.Millisecond {
+		t.Errorf("the error says the lock was taken at %v, %v from when it was", le.Since, d)
+	}
+	for _, want := range []string{fmt.Sprintf("connection %d of root from ", id), "holds the lock paraply.target.us, since ", fmt.Sprintf("KILL %d", id)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
+	}
+	if !lock.Held() {
+		t.Error("the holder's Held is false")
+	}
+	cancel()
+	if err := <-kept; err != nil {
+		t.Errorf("Keep: %v", err)
 	}
 }

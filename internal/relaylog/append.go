@@ -108,7 +108,7 @@ func createSegment(dir string, first uint64, pos position, doSync bool) (*os.Fil
 	path := filepath.Join(dir, segName(first))
 	b := encodeSegHeader(first, time.Now())
 	b = appendRecord(b, recPosition, appendPosition(nil, pos))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, 0, err
 	}

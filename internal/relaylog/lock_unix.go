@@ -14,7 +14,7 @@ import (
 // goes with the file descriptor: closing the returned file releases it,
 // and so does the death of the process.
 func lockDir(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("relaylog: %w", err)
 	}

@@ -86,13 +86,16 @@ type Stats struct {
 
 // Open opens the log in opts.Dir, creating it if needed, and recovers from
 // a crash: it checks the last segment and truncates it at the first torn or
-// damaged record (logging what it cut). See the package doc.
+// damaged record (logging what it cut). See the package doc. The
+// directory it makes and the files it writes are the process user's alone
+// (0700, 0600), whatever the umask: the log holds what the source's binlog
+// holds, the passwords of account statements among it (docs/security.md).
 func Open(opts Options) (*Log, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("relaylog: %w", err)
 	}
 	lock, err := lockDir(filepath.Join(opts.Dir, "LOCK"))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -262,6 +264,37 @@ func TestLocked(t *testing.T) {
 	l.Close()
 	l2 := openLog(t, Options{Dir: dir})
 	l2.Close()
+}
+
+// TestPrivate: the directory Open makes and every file of the log are
+// readable by their owner alone, under the usual umask 022 too.
+func TestPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "relay")
+	l := openLog(t, Options{Dir: dir, SegmentBytes: 16 << 10})
+	appendAll(t, l, corpusRecords(t)[:50])
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) < 2 {
+		t.Fatalf("%d files in the log, want its lock and segments", len(entries))
+	}
+	paths := []string{dir}
+	for _, e := range entries {
+		paths = append(paths, filepath.Join(dir, e.Name()))
+	}
+	for _, path := range paths {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is %v: others than its owner may read it", path, fi.Mode().Perm())
+		}
+	}
 }
 
 func TestOptions(t *testing.T) {

@@ -61,7 +61,7 @@ func Handover(ctx context.Context, cfg Config) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("target %s: %w", cfg.Target, err)
 		}
-		log.Info("the target's gtid_slave_pos holds what stream applied in its domains", "stream", cfg.Name, "gtid_slave_pos", set)
+		log.Info("the target's gtid_slave_pos holds what the stream applied in its domains", "gtid_slave_pos", set)
 		return pos, nil
 	}
 	if err := handover.SetSlavePos(ctx, tgt, pos); err != nil {

@@ -34,8 +34,12 @@ func (r *Replica) noteWritten(ctx context.Context, store *checkpoint.Store) erro
 	}
 	r.unrecorded = r.unrecorded[:0]
 	for t, others := range shared {
-		r.log.Warn("another stream on the target writes this table too: the two sources' changes mix there (allowed, as on MariaDB's multi-source replica; make sure it is meant)",
-			"table", t.Schema+"."+t.Table, "stream", store.Stream(), "other_streams", others)
+		attrs := []any{"table", t.Schema + "." + t.Table, "other_streams", others}
+		if store.Stream() == checkpoint.DefaultStream {
+			// The logger names every stream but the default one.
+			attrs = append(attrs, "stream", store.Stream())
+		}
+		r.log.Warn("another stream on the target writes this table too: the two sources' changes mix there (allowed, as on MariaDB's multi-source replica; make sure it is meant)", attrs...)
 	}
 	if len(shared) > 0 {
 		r.mu.Lock()

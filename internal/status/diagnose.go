@@ -197,7 +197,7 @@ func barriers(st replicate.Status, iv Interval) (Finding, bool) {
 		if n == 0 {
 			continue
 		}
-		p := fmt.Sprintf("%d transactions: %s", n, c.what)
+		p := Plural(n, "transaction") + ": " + c.what
 		if ts := st.Dependencies.BarrierTables[c.cause]; len(ts) > 0 {
 			var names []string
 			for t := range ts {
@@ -272,11 +272,16 @@ func rate(r float64) string {
 	return fmt.Sprintf("%.0f", r)
 }
 
-// within prints an upper bound of seconds s: whole milliseconds rounded
-// up below one second.
+// within prints an upper bound of seconds s, rounded up: whole
+// milliseconds below one second, tenths below a minute, then as span. The
+// status line's highest lag ("at most") and the diagnosis ("within") both
+// print it, so that they agree.
 func within(s float64) string {
-	if s < 1 {
+	switch {
+	case s < 1:
 		return fmt.Sprintf("%.0f ms", max(1, math.Ceil(1000*s)))
+	case s < 60:
+		return fmt.Sprintf("%.1f s", math.Ceil(10*s)/10)
 	}
-	return fmt.Sprintf("%.1f s", math.Ceil(10*s)/10)
+	return span(math.Ceil(s))
 }

@@ -53,8 +53,8 @@ func writeSummary(b *strings.Builder, r Report, win string) {
 		fmt.Fprintf(b, "tables another stream writes too (the sources' changes mix there): %s\n", strings.Join(st.Shared, "; "))
 	}
 	if f := st.Filters; f != nil {
-		fmt.Fprintf(b, "filters: %s; left out so far: %d transactions (recorded as applied), %d row changes, %d statements\n",
-			f.Rules, f.Transactions, f.Rows, f.Statements)
+		fmt.Fprintf(b, "filters: %s; left out so far: %s (recorded as applied), %s, %s\n",
+			f.Rules, Plural(f.Transactions, "transaction"), Plural(f.Rows, "row change"), Plural(f.Statements, "statement"))
 	}
 }
 
@@ -64,8 +64,8 @@ func writeProgress(b *strings.Builder, r Report, win string) {
 	st, iv := r.Status, r.Interval
 	fmt.Fprintf(b, "source %s, received up to %s\n", connText(st), r.Progress.Received)
 	fmt.Fprintf(b, "target has everything up to %s (checkpoint %s)\n", r.Progress.Applied, r.Progress.Checkpoint)
-	fmt.Fprintf(b, "%s (%s), at most %s %s; %d transactions received and not applied, %d queued, relay log %.1f MB\n",
-		lagLine(iv), lagHow(st), lagText(iv.LagMax), win, st.Backlog, st.Scheduler.Pending, float64(st.Relay.Bytes)/1e6)
+	fmt.Fprintf(b, "%s (%s), at most %s %s; %s received and not applied, %d queued, relay log %s\n",
+		lagLine(iv), lagHow(st), within(iv.LagMax), win, Plural(st.Backlog, "transaction"), st.Scheduler.Pending, bytesText(st.Relay.Bytes))
 	fmt.Fprintf(b, "applied %s/s, received %s/s (the source's own writes %s/s) %s\n\n",
 		rate(iv.AppliedRate), rate(iv.ReceivedRate), rate(iv.SourceRate), win)
 }
@@ -199,9 +199,9 @@ func othersText(p Pool, auto bool) string {
 	used := "none of them has applied anything"
 	switch {
 	case p.OthersUsed == 1:
-		used = fmt.Sprintf("1 of them applied %d transactions earlier, under a higher limit", p.OthersTransactions)
+		used = fmt.Sprintf("1 of them applied %s earlier, under a higher limit", Plural(p.OthersTransactions, "transaction"))
 	case p.OthersUsed > 1:
-		used = fmt.Sprintf("%d of them applied %d transactions earlier, under a higher limit", p.OthersUsed, p.OthersTransactions)
+		used = fmt.Sprintf("%d of them applied %s earlier, under a higher limit", p.OthersUsed, Plural(p.OthersTransactions, "transaction"))
 	}
 	return fmt.Sprintf("%d more in the pool, %s (%s)", p.Others, why, used)
 }

@@ -7,7 +7,7 @@
 // and every axis label is what paraply computed (internal/status), so the
 // header, the charts, `paraply status` and /metrics of one snapshot agree.
 // The formatting follows internal/status/text.go (fmtRate: rate, fmtPct:
-// pct, fmtLag: lagText, fmtSpan: span).
+// pct, fmtLag: lagText, fmtSpan: span, fmtBytes: bytesText).
 //
 // The page's own query string is passed on: /?interval=30s shows the
 // figures over the last 30 seconds, /?snapshot=N pins the page to
@@ -132,12 +132,14 @@ function windowText(iv) {
   return fmtSpan(iv.window_seconds);
 }
 
+// fmtBytes is text.go's bytesText: binary units, as sizes are set
+// (relay-max-bytes 10737418240 is 10.00 GiB).
 function fmtBytes(b) {
   b = b || 0;
-  if (b < 1e3) return b + ' B';
-  if (b < 1e6) return (b / 1e3).toFixed(1) + ' kB';
-  if (b < 1e9) return (b / 1e6).toFixed(1) + ' MB';
-  return (b / 1e9).toFixed(2) + ' GB';
+  if (b < 1024) return b + ' B';
+  if (b < 1024 ** 2) return (b / 1024).toFixed(1) + ' KiB';
+  if (b < 1024 ** 3) return (b / 1024 ** 2).toFixed(1) + ' MiB';
+  return (b / 1024 ** 3).toFixed(2) + ' GiB';
 }
 
 function clock(ms) {
@@ -391,7 +393,7 @@ function renderPipeline(report, st) {
     kv('applied up to', el('span', { id: 'applied-up-to' }, pg.applied || ''), el('div', { className: 'muted', id: 'checkpoint' }, 'checkpoint ' + (pg.checkpoint || ''))),
     kv('queued', fmtInt(sch.Pending) + ' transactions, ' + fmtInt(sch.Ready) + ' ready'),
     kv('relay log', fmtBytes(rel.Bytes) + (rel.MaxBytes ? ' of ' + fmtBytes(rel.MaxBytes) : '') + ', ' + fmtInt(rel.Segments) + (rel.Segments === 1 ? ' segment' : ' segments') + (rel.Blocked ? ' (full: receiving waits)' : '')),
-    kv('received', fmtInt(rcv.Transactions) + ' transactions, ' + fmtBytes(rcv.Bytes)),
+    kv('received', fmtInt(rcv.Transactions) + (rcv.Transactions === 1 ? ' transaction, ' : ' transactions, ') + fmtBytes(rcv.Bytes)),
     kv('applied', fmtInt(sch.Committed) + ' transactions' + (sch.Skipped ? ', ' + fmtInt(sch.Skipped) + ' skipped' : '')),
   ];
   if (st.Flavor) rows.unshift(kv('source flavor', st.Flavor));
