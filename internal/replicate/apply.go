@@ -141,4 +141,4 @@ func (f *fileFeed) producer(info source.Info, relay *relaylog.Log) (producer, er
 
 // probe does nothing: binlog files have no clock to measure, and their
 // transactions are dated by their source timestamps.
-func (f *fileFeed) probe(context.Context) {}
+func (f *fileFeed) probe(context.Context, source.Info) {}

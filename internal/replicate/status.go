@@ -20,20 +20,26 @@ type Status struct {
 	// unless --name says otherwise).
 	Stream         string
 	Source, Target string
-	Flavor         string
-	Dependency     string
-	Workers        int
+	// TargetConnection says whether the target answers (a connection of
+	// paraply's own asks it every second), since when, and its last error.
+	TargetConnection Connection
+	Flavor           string
+	Dependency       string
+	Workers          int
 	// AutoWorkers is --workers auto: Scheduler.Limit of the Workers may
 	// have work at once, for Scheduler.LimitReason.
 	AutoWorkers   bool
 	PreserveOrder bool
 	Started       time.Time
-	// SourcePosition is the source's GTID position when replication started.
-	SourcePosition string
-	Receiver       source.Status
-	Relay          relaylog.Stats
-	Scheduler      scheduler.Stats
-	Dependencies   prepare.Stats
+	// SourcePosition is the source's GTID position as last read (every
+	// second while the pipeline runs; at the start, what inspecting the
+	// source found), at SourcePositionTime; "" for binlog files.
+	SourcePosition     string
+	SourcePositionTime time.Time
+	Receiver           source.Status
+	Relay              relaylog.Stats
+	Scheduler          scheduler.Stats
+	Dependencies       prepare.Stats
 	// Checkpoint is the last low-water mark saved on the target.
 	Checkpoint      scheduler.Progress
 	CheckpointSaved time.Time
@@ -104,6 +110,12 @@ func (r *Replica) Status() Status {
 		Scheduler: r.stats, Checkpoint: r.saved, CheckpointSaved: r.savedAt,
 		Delay: r.cfg.Delay,
 	}
+	if pos, at := r.srcPos.get(); !at.IsZero() {
+		st.SourcePosition, st.SourcePositionTime = pos, at
+	} else if r.info.Position != "" {
+		st.SourcePositionTime = r.started
+	}
+	st.TargetConnection = r.target.state(st.Now)
 	st.LockHeld = r.lock != nil && r.lock.Held()
 	st.Shared = checkpoint.Shared(withStream(r.shared, r.Stream()))
 	if r.receiver != nil {
