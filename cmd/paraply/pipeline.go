@@ -145,6 +145,7 @@ func (p *pipelineFlags) run(ctx context.Context, cfg replicate.Config, newPipeli
 			return err
 		}
 		srv := status.NewServer(rep, workers)
+		srv.SetVersion(versionLine())
 		go func() {
 			// Replication goes on without the status page, but say so.
 			if err := srv.Serve(ctx, l); err != nil {

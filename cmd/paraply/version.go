@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -54,4 +55,17 @@ func writeVersion(w io.Writer, info *debug.BuildInfo) {
 	fmt.Fprintf(w, "revision: %s\n", revision)
 	fmt.Fprintf(w, "time: %s\n", or(settings["vcs.time"], "unknown"))
 	fmt.Fprintf(w, "go: %s\n", or(info.GoVersion, "unknown"))
+}
+
+// versionLine is the version `paraply version` prints on its first line,
+// without the name: what /status.json says serves it.
+func versionLine() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	var b strings.Builder
+	writeVersion(&b, info)
+	first, _, _ := strings.Cut(b.String(), "\n")
+	return strings.TrimPrefix(first, "paraply ")
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // Status is a snapshot of a running pipeline, for `paraply status`, the
-// metrics and the demo. Endpoints appear without passwords.
+// metrics and the demo. Endpoints appear without passwords. Its JSON is
+// the "status" of /status.json (statusjson.go, docs/status-json.md).
 type Status struct {
 	// Now is when the snapshot was taken.
 	Now time.Time
@@ -48,7 +49,7 @@ type Status struct {
 	LockHeld bool
 	// Shared names the tables this stream writes that another stream on
 	// the target writes too, with those streams ("db.t (other, ...)").
-	Shared []string `json:",omitempty"`
+	Shared []string
 	// Lag is how long ago the source committed the oldest transaction not
 	// yet applied (0 when nothing is waiting), dated by LagMethod (see
 	// package lag): "receive-time" or "heartbeat". It is how far the
@@ -59,9 +60,9 @@ type Status struct {
 	LagMethod string
 	// ClockOffset is paraply's clock minus the source's, nil until
 	// measured.
-	ClockOffset *time.Duration `json:",omitempty"`
+	ClockOffset *time.Duration
 	// HeartbeatError says why --heartbeat-table is not in use, when set.
-	HeartbeatError string `json:",omitempty"`
+	HeartbeatError string
 	// Heartbeats counts heartbeat transactions received: paraply's own
 	// writes, which are not the source's load.
 	Heartbeats int64
@@ -73,7 +74,7 @@ type Status struct {
 	Delay time.Duration
 	// Filters are --include, --exclude and --rewrite-db and what they
 	// left out; nil without them.
-	Filters *FilterStatus `json:",omitempty"`
+	Filters *FilterStatus
 }
 
 // AtOnce is how many workers may have work at once: the limit --workers
