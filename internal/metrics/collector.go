@@ -75,6 +75,7 @@ type metric struct {
 var Metrics = []metric{
 	{"paraply_up", "1 while the pipeline runs.", nil},
 	{"paraply_target_up", "1 while the target answers (paraply pings it every second on a connection of its own), 0 while it does not or has not yet: the workers, the checkpoint and the lock wait for it.", nil},
+	{"paraply_target_down_seconds_total", "Time the target did not answer paraply's pings, since the start (an outage in progress included).", nil},
 	{"paraply_target_lock_held", "1 while the stream holds its lock on the target, 0 while it has lost it and is taking it back (or has not started).", nil},
 	{"paraply_source_connected", "1 while the replication connection to the source is up.", nil},
 	{"paraply_source_reconnects_total", "Reconnections to the source.", nil},
@@ -203,11 +204,12 @@ func (e emitter) snapshot(snap *Snapshot) {
 	}
 }
 
-// source sends the receiver's connection and counters and the relay log's
-// size.
+// source sends the receiver's connection and counters, whether the target
+// answers (and its lock), and the relay log's size.
 func (e emitter) source(st *replicate.Status) {
 	e.gauge("paraply_source_connected", boolean(st.Receiver.Connected))
 	e.gauge("paraply_target_up", boolean(st.TargetConnection.Connected))
+	e.counter("paraply_target_down_seconds_total", st.TargetConnection.DownTime.Seconds())
 	e.gauge("paraply_target_lock_held", boolean(st.LockHeld))
 	e.counter("paraply_source_reconnects_total", float64(st.Receiver.Reconnects))
 	if !st.Receiver.LastEvent.IsZero() {

@@ -230,13 +230,14 @@ function workersChip(st) {
     'workers auto: ', el('b', {}, sch.workers_limit), ' of ', st.workers, ' at once');
 }
 
-// sourceChip says whether the source is connected, and if not since when
-// and why (text.go's sourceText).
-function sourceChip(st) {
+// sourceChip says whether the source is connected and idle, and if not
+// connected since when and why (text.go's sourceText).
+function sourceChip(st, iv) {
   const src = st.source || {};
   if (src.connected) {
+    const idle = iv.seconds > 0 && !iv.source_per_second ? ', idle: it wrote nothing over the last ' + windowText(iv) : '';
     return el('span', { className: 'chip ok', id: 'receiver' }, el('span', { className: 'dot' }),
-      'source connected' + (src.since ? ' since ' + sinceText(st.now, src.since) : ''));
+      'source connected' + (src.since ? ' since ' + sinceText(st.now, src.since) : '') + idle);
   }
   const since = src.since || st.started;
   return el('span', { className: 'chip bad', id: 'receiver', title: src.last_error || '' }, el('span', { className: 'dot' }),
@@ -266,7 +267,7 @@ function renderHeader(report, st, iv) {
     el('span', { className: 'chip' }, 'dependency ', el('b', {}, st.dependency || '?')),
     workersChip(st),
     el('span', { className: 'chip' }, 'commit order ', el('b', {}, st.preserve_commit_order ? 'preserved' : 'not preserved')),
-    sourceChip(st),
+    sourceChip(st, iv),
     targetChip(st),
   ];
   if (src.reconnects > 0) chips.push(el('span', { className: 'chip' }, el('b', {}, src.reconnects), ' reconnects'));
