@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paraply/paraply/internal/status"
 )
 
 // TestReplicaControls checks the daily controls of a replica, one after
@@ -121,12 +123,7 @@ func TestReplicaControls(t *testing.T) {
 		// Held: the status says until when, the metrics say the delay.
 		var held time.Time
 		waitUntil(t, "hold "+gtid, 20*time.Millisecond, exited, &logs, func() bool {
-			var st struct {
-				Status struct {
-					Delay        time.Duration
-					Dependencies struct{ DelayedUntil time.Time }
-				} `json:"status"`
-			}
+			var st status.Report
 			if getJSON("http://"+addr+"/status.json", &st) != nil || st.Status.Delay != delay {
 				return false
 			}

@@ -222,7 +222,7 @@ func checkFilterStatus(t *testing.T, addr string, whole int, logs *bytes.Buffer)
 		t.Errorf("paraply_filtered_transactions_total is %v, at least %d transactions were left out whole", n, whole)
 	}
 	var st struct {
-		Status struct{ Filters *replicate.FilterStatus }
+		Status replicate.Status `json:"status"`
 	}
 	body := httpGet(t, "http://"+addr+"/status.json")
 	if err := json.Unmarshal([]byte(body), &st); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/paraply/paraply/internal/applier"
+	"github.com/paraply/paraply/internal/buildinfo"
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/metrics"
@@ -161,6 +162,7 @@ func (p *pipelineFlags) run(ctx context.Context, cfg replicate.Config, newPipeli
 			return err
 		}
 		srv := status.NewServer(rep, workers)
+		srv.SetVersion(buildinfo.Version())
 		go func() {
 			// Replication goes on without the status page, but say so.
 			if err := srv.Serve(ctx, l); err != nil {

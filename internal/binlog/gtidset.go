@@ -73,3 +73,31 @@ func CheckPosition(s string) error {
 	return fmt.Errorf("%q is not a GTID position: MariaDB's is domain-server-sequence, as 0-1-4711 (one per domain, comma-separated; "+
 		"gtid_binlog_pos and gtid_slave_pos are written so), MySQL's uuid:interval, as 3e11fa47-71ca-11e1-9e33-c80aa9429562:1-4711", s)
 }
+
+// Count is how many transactions a GTID position of flavor f stands for:
+// the sum of its domains' sequence numbers (MariaDB, whose sequence
+// numbers count a domain's transactions), or of its intervals' lengths
+// (MySQL). Two positions' counts differ by the transactions between them,
+// which makes a source's write rate of two readings of its position.
+func Count(f Flavor, position string) (int64, error) {
+	set, err := ParseGTIDSet(f, position)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	switch s := set.(type) {
+	case *mysql.MariadbGTIDSet:
+		for _, g := range s.Sets {
+			n += int64(g.SequenceNumber)
+		}
+	case *mysql.MysqlGTIDSet:
+		for _, tags := range *s {
+			for _, ivs := range tags {
+				for _, iv := range ivs {
+					n += iv.Stop - iv.Start
+				}
+			}
+		}
+	}
+	return n, nil
+}

@@ -331,7 +331,9 @@ func (s *Soak) relayBlocked() (blocked, ok bool) {
 	defer resp.Body.Close()
 	var rep struct {
 		Status struct {
-			Relay struct{ Blocked *bool }
+			Relay struct {
+				Blocked *bool `json:"blocked"`
+			} `json:"relay"`
 		} `json:"status"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil || rep.Status.Relay.Blocked == nil {

@@ -47,9 +47,9 @@ type Window struct {
 	// second.
 	AppliedPerSecond float64
 	// Shares of the workers' time (of CapacitySeconds over the window):
-	// executing, waiting for their commit turn, in COMMIT, and idle (the
-	// rest).
-	Exec, Turn, Commit, Idle float64
+	// executing, waiting for their commit turn, in COMMIT, waiting for a
+	// target that does not answer, and idle (the rest).
+	Exec, Turn, Commit, TargetWait, Idle float64
 }
 
 // SnapshotSource is what the collector reads at scrape time.
@@ -74,6 +74,8 @@ type metric struct {
 // the dashboard queries only these), besides paraply_batch_transactions.
 var Metrics = []metric{
 	{"paraply_up", "1 while the pipeline runs.", nil},
+	{"paraply_target_up", "1 while the target answers (paraply pings it every second on a connection of its own), 0 while it does not or has not yet: the workers, the checkpoint and the lock wait for it.", nil},
+	{"paraply_target_down_seconds_total", "Time the target did not answer paraply's pings, since the start (an outage in progress included).", nil},
 	{"paraply_target_lock_held", "1 while the stream holds its lock on the target, 0 while it has lost it and is taking it back (or has not started).", nil},
 	{"paraply_source_connected", "1 while the replication connection to the source is up.", nil},
 	{"paraply_source_reconnects_total", "Reconnections to the source.", nil},
@@ -96,7 +98,7 @@ var Metrics = []metric{
 	{"paraply_status_snapshot_timestamp_seconds", "When that snapshot was taken (Unix time).", nil},
 	{"paraply_status_window_seconds", "Seconds that paraply_status_applied_per_second and paraply_status_worker_time_share cover: the status page's and paraply status's window (10 s).", nil},
 	{"paraply_status_applied_per_second", "Source transactions committed on the target per second over the last paraply_status_window_seconds; as rate(paraply_applied_transactions_total[10s]).", nil},
-	{"paraply_status_worker_time_share", "Share of the workers' time over the last paraply_status_window_seconds, by state: exec, turn (waiting for the commit turn), commit, idle (the rest); of the time of the workers allowed (paraply_worker_capacity_seconds_total). As increase(paraply_worker_seconds_total{state=...}[10s]) / increase(paraply_worker_capacity_seconds_total[10s]).", []string{"state"}},
+	{"paraply_status_worker_time_share", "Share of the workers' time over the last paraply_status_window_seconds, by state: exec, turn (waiting for the commit turn), commit, target_wait (the target did not answer), idle (the rest); of the time of the workers allowed (paraply_worker_capacity_seconds_total). As increase(paraply_worker_seconds_total{state=...}[10s]) / increase(paraply_worker_capacity_seconds_total[10s]).", []string{"state"}},
 	{"paraply_worker_seconds_total", "Workers' time, summed over workers, by state: exec (executing statements), turn (waiting for the commit turn), commit (in COMMIT). Counted when each target transaction commits.", []string{"state"}},
 	{"paraply_worker_capacity_seconds_total", "Worker time the limit allowed: paraply_workers_limit integrated over time (sampled every second and at each scrape), since the status server started. The denominator of the workers' time shares.", nil},
 	{"paraply_lag_seconds", "Seconds since the source committed the oldest transaction not yet applied, dated as paraply_lag_method says; with --delay it includes the delay (see paraply_lag_beyond_delay_seconds).", nil},
@@ -197,15 +199,17 @@ func (e emitter) snapshot(snap *Snapshot) {
 	for _, sh := range []struct {
 		state string
 		v     float64
-	}{{"exec", w.Exec}, {"turn", w.Turn}, {"commit", w.Commit}, {"idle", w.Idle}} {
+	}{{"exec", w.Exec}, {"turn", w.Turn}, {"commit", w.Commit}, {"target_wait", w.TargetWait}, {"idle", w.Idle}} {
 		e.gauge("paraply_status_worker_time_share", sh.v, sh.state)
 	}
 }
 
-// source sends the receiver's connection and counters and the relay log's
-// size.
+// source sends the receiver's connection and counters, whether the target
+// answers (and its lock), and the relay log's size.
 func (e emitter) source(st *replicate.Status) {
 	e.gauge("paraply_source_connected", boolean(st.Receiver.Connected))
+	e.gauge("paraply_target_up", boolean(st.TargetConnection.Connected))
+	e.counter("paraply_target_down_seconds_total", st.TargetConnection.DownTime.Seconds())
 	e.gauge("paraply_target_lock_held", boolean(st.LockHeld))
 	e.counter("paraply_source_reconnects_total", float64(st.Receiver.Reconnects))
 	if !st.Receiver.LastEvent.IsZero() {

@@ -145,4 +145,4 @@ func (f *fileFeed) checkPosition(context.Context, source.Info, string, bool) err
 
 // probe does nothing: binlog files have no clock to measure, and their
 // transactions are dated by their source timestamps.
-func (f *fileFeed) probe(context.Context) {}
+func (f *fileFeed) probe(context.Context, source.Info) {}

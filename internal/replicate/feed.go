@@ -36,9 +36,10 @@ type feed interface {
 	// checkpoint's position or a first start's (first), before anything
 	// is written (nil: it can).
 	checkPosition(ctx context.Context, info source.Info, pos string, first bool) error
-	// probe measures what dates the lag (see package lag) until ctx is
-	// done; it cannot fail the pipeline.
-	probe(ctx context.Context)
+	// probe measures what dates the lag (see package lag), and follows
+	// the source's position, until ctx is done; it cannot fail the
+	// pipeline. info is what inspect said.
+	probe(ctx context.Context, info source.Info)
 }
 
 // producer fills the relay log from position start. Run returns nil when
@@ -51,11 +52,13 @@ type producer interface {
 }
 
 // network is replicate's feed: a live source, as a replica. It dates
-// what it receives in lag, which the Replica reads for its status.
+// what it receives in lag, and reads the source's position into pos,
+// which the Replica reads for its status.
 type network struct {
 	cfg Config
 	log *slog.Logger
 	lag *lag.Tracker
+	pos *livePosition
 }
 
 func (n network) validate(cfg Config) error { return cfg.Validate() }
@@ -113,13 +116,20 @@ func (n network) sourceConfig(info source.Info) source.Config {
 	}
 }
 
-// probe measures the source's clock offset and writes --heartbeat-table.
-func (n network) probe(ctx context.Context) {
+// probe measures the source's clock offset, writes --heartbeat-table and
+// follows the source's position.
+func (n network) probe(ctx context.Context, info source.Info) {
 	srcDB, err := n.cfg.Source.WithTLS(n.cfg.SourceTLS).Open(nil)
 	if err != nil {
 		n.log.Warn("cannot open the source to date the lag", "err", err)
 		return
 	}
 	defer srcDB.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n.followPosition(ctx, srcDB, info.Flavor)
+	}()
 	n.probeSource(ctx, srcDB)
+	<-done
 }

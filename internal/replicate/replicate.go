@@ -46,7 +46,9 @@ type Replica struct {
 	relay   *relaylog.Log
 	prep    *prepare.Preparer
 	seq     *stage.Sequencer
-	lag     *lag.Tracker // dates transactions for Status.Lag; lives across passes
+	lag     *lag.Tracker  // dates transactions for Status.Lag; lives across passes
+	srcPos  *livePosition // the source's position now, for Status
+	target  *connWatch    // whether the target answers, for Status
 	stats   scheduler.Stats
 	saved   scheduler.Progress
 	savedAt time.Time
@@ -56,8 +58,9 @@ type Replica struct {
 // New returns a pipeline for cfg; Run starts it.
 func New(cfg Config) *Replica {
 	cfg.RelayDir = cfg.relayDir()
-	r := &Replica{cfg: cfg, log: cfg.logger(), lag: lag.NewTracker(cfg.heartbeatInterval())}
-	r.feed = network{cfg: cfg, log: r.log, lag: r.lag}
+	r := &Replica{cfg: cfg, log: cfg.logger(), lag: lag.NewTracker(cfg.heartbeatInterval()),
+		srcPos: &livePosition{}, target: &connWatch{secret: cfg.Target.Password()}}
+	r.feed = network{cfg: cfg, log: r.log, lag: r.lag, pos: r.srcPos}
 	return r
 }
 
@@ -85,6 +88,7 @@ func (r *Replica) Run(ctx context.Context) error {
 	if err := r.feed.validate(r.cfg); err != nil {
 		return err
 	}
+	defer r.watchTarget(ctx)()
 	err := r.run(ctx)
 	var bad *relaylog.CorruptError
 	for n := 0; n < maxRefetch && ctx.Err() == nil && errors.As(err, &bad); n++ {
@@ -147,7 +151,7 @@ func (r *Replica) pipe(ctx context.Context, st *begun) error {
 		PreserveGTIDs: r.cfg.PreserveGTIDs, Logger: r.log.With("component", "applier"), Observer: r.cfg.Observer}, st.tgt, st.store, seq)
 	coord := scheduler.NewCoordinator(scheduler.Config{
 		Start: st.state.Position, Window: r.cfg.Window, BatchTxns: r.cfg.batchTxns(), BatchDelay: r.cfg.BatchDelay, Workers: r.cfg.Pool(), Adaptive: r.cfg.Auto(),
-		PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"),
+		PreserveOrder: r.cfg.PreserveOrder, Logger: r.log.With("component", "scheduler"), Hold: r.holdWorkers,
 	}, seq)
 	sv := newSaver(r.saveProgress(st))
 
@@ -170,7 +174,7 @@ func (r *Replica) pipe(ctx context.Context, st *begun) error {
 	reader := st.relay.NewReader(st.prefix + 1)
 	defer reader.Close()
 	beside(func(ctx context.Context) error { return produce(ctx, receiver, st.relay, st.start) })
-	beside(func(ctx context.Context) error { r.feed.probe(ctx); return nil })
+	beside(func(ctx context.Context) error { r.feed.probe(ctx, r.info); return nil })
 	beside(func(ctx context.Context) error { return st.lock.Keep(ctx, lockCheckEvery, r.log) })
 	if r.watchesNative(st.sameFlavor) {
 		beside(func(ctx context.Context) error { return r.watchNative(ctx, st.tgt) })

@@ -12,7 +12,8 @@ import (
 )
 
 // Status is a snapshot of a running pipeline, for `paraply status`, the
-// metrics and the demo. Endpoints appear without passwords.
+// metrics and the demo. Endpoints appear without passwords. Its JSON is
+// the "status" of /status.json (statusjson.go, docs/status-json.md).
 type Status struct {
 	// Now is when the snapshot was taken.
 	Now time.Time
@@ -20,20 +21,26 @@ type Status struct {
 	// unless --name says otherwise).
 	Stream         string
 	Source, Target string
-	Flavor         string
-	Dependency     string
-	Workers        int
+	// TargetConnection says whether the target answers (a connection of
+	// paraply's own asks it every second), since when, and its last error.
+	TargetConnection Connection
+	Flavor           string
+	Dependency       string
+	Workers          int
 	// AutoWorkers is --workers auto: Scheduler.Limit of the Workers may
 	// have work at once, for Scheduler.LimitReason.
 	AutoWorkers   bool
 	PreserveOrder bool
 	Started       time.Time
-	// SourcePosition is the source's GTID position when replication started.
-	SourcePosition string
-	Receiver       source.Status
-	Relay          relaylog.Stats
-	Scheduler      scheduler.Stats
-	Dependencies   prepare.Stats
+	// SourcePosition is the source's GTID position as last read (every
+	// second while the pipeline runs; at the start, what inspecting the
+	// source found), at SourcePositionTime; "" for binlog files.
+	SourcePosition     string
+	SourcePositionTime time.Time
+	Receiver           source.Status
+	Relay              relaylog.Stats
+	Scheduler          scheduler.Stats
+	Dependencies       prepare.Stats
 	// Checkpoint is the last low-water mark saved on the target.
 	Checkpoint      scheduler.Progress
 	CheckpointSaved time.Time
@@ -42,7 +49,7 @@ type Status struct {
 	LockHeld bool
 	// Shared names the tables this stream writes that another stream on
 	// the target writes too, with those streams ("db.t (other, ...)").
-	Shared []string `json:",omitempty"`
+	Shared []string
 	// Lag is how long ago the source committed the oldest transaction not
 	// yet applied (0 when nothing is waiting), dated by LagMethod (see
 	// package lag): "receive-time" or "heartbeat". It is how far the
@@ -53,9 +60,9 @@ type Status struct {
 	LagMethod string
 	// ClockOffset is paraply's clock minus the source's, nil until
 	// measured.
-	ClockOffset *time.Duration `json:",omitempty"`
+	ClockOffset *time.Duration
 	// HeartbeatError says why --heartbeat-table is not in use, when set.
-	HeartbeatError string `json:",omitempty"`
+	HeartbeatError string
 	// Heartbeats counts heartbeat transactions received: paraply's own
 	// writes, which are not the source's load.
 	Heartbeats int64
@@ -67,7 +74,7 @@ type Status struct {
 	Delay time.Duration
 	// Filters are --include, --exclude and --rewrite-db and what they
 	// left out; nil without them.
-	Filters *FilterStatus `json:",omitempty"`
+	Filters *FilterStatus
 }
 
 // AtOnce is how many workers may have work at once: the limit --workers
@@ -104,6 +111,12 @@ func (r *Replica) Status() Status {
 		Scheduler: r.stats, Checkpoint: r.saved, CheckpointSaved: r.savedAt,
 		Delay: r.cfg.Delay,
 	}
+	if pos, at := r.srcPos.get(); !at.IsZero() {
+		st.SourcePosition, st.SourcePositionTime = pos, at
+	} else if r.info.Position != "" {
+		st.SourcePositionTime = r.started
+	}
+	st.TargetConnection = r.target.state(st.Now)
 	st.LockHeld = r.lock != nil && r.lock.Held()
 	st.Shared = checkpoint.Shared(withStream(r.shared, r.Stream()))
 	if r.receiver != nil {

@@ -164,6 +164,15 @@ func (l *loop) saveMoved() error {
 	return nil
 }
 
+// hold is why the adaptive limit must hold now (Config.Hold), "" if
+// nothing says so.
+func (c *Coordinator) hold() string {
+	if c.cfg.Hold == nil {
+		return ""
+	}
+	return c.cfg.Hold()
+}
+
 // tick saves the progress, publishes the statistics and lets --workers
 // auto observe its sample.
 func (l *loop) tick(observe func(Stats)) error {
@@ -173,7 +182,7 @@ func (l *loop) tick(observe func(Stats)) error {
 	c := l.c
 	now := time.Now()
 	c.flushWait(&l.waitSince, l.waitKind, now)
-	if c.adaptive != nil && c.adaptive.observe(now, c.stats.Committed, c.stats.SourceWaitTime) {
+	if c.adaptive != nil && c.adaptive.observe(now, c.stats.Committed, c.stats.SourceWaitTime, c.hold()) {
 		c.cfg.Logger.Debug("concurrency limit", "workers", c.limit(), "why", c.adaptive.reason)
 	}
 	if observe != nil {

@@ -27,7 +27,12 @@ import (
 // better. Only samples with a backlog count: when the coordinator waits
 // for the source, throughput says how fast the source writes, not what
 // the limit does, and nothing changes (see keepUpWait for what counts as
-// waiting).
+// waiting). Nor does a sample in which nothing was applied, or whose end
+// applied nothing for stallAfter (a target that stopped answering, a lock
+// every worker waits on), nor any while the coordinator's Hold says so
+// (the target does not answer): 0 tps says nothing of the limit, and a
+// probe judged on it would move the limit at random. The limit holds, and
+// measuring starts afresh, its first sample dropped, once commits resume.
 type concurrency struct {
 	ladder []int // the limits tried, ascending
 	at     int   // index in ladder of the limit in force
@@ -52,6 +57,10 @@ type concurrency struct {
 	committed int64
 	waited    time.Duration
 	reason    string
+	// last is the commit count seen at the last call, moved when it last
+	// grew: a sample whose end saw no commit for stallAfter stalled.
+	last  int64
+	moved time.Time
 }
 
 const (
@@ -86,6 +95,10 @@ const (
 	// samples were too few for that; a second is also when status calls a
 	// replica behind.
 	backlogSamples = 4
+	// stallAfter is how long without a commit makes a sample's end a
+	// stall rather than a slow target: a target that commits less than
+	// once a second has nothing for the limit to tune.
+	stallAfter = time.Second
 )
 
 // newConcurrency starts at start workers (rounded to the ladder) within
@@ -117,9 +130,17 @@ func (c *concurrency) limit() int {
 }
 
 // observe takes the coordinator's running totals: source transactions
-// committed, and time spent waiting for the source. It returns whether
-// the limit changed.
-func (c *concurrency) observe(now time.Time, committed int64, sourceWait time.Duration) bool {
+// committed, and time spent waiting for the source; hold, when not "",
+// says why the limit must not move now. It returns whether the limit
+// changed.
+func (c *concurrency) observe(now time.Time, committed int64, sourceWait time.Duration, hold string) bool {
+	if committed != c.last || c.moved.IsZero() {
+		c.last, c.moved = committed, now
+	}
+	if hold != "" {
+		c.pause(now, committed, sourceWait, fmt.Sprintf("holding at %d: %s", c.limit(), hold))
+		return false
+	}
 	if c.since.IsZero() || committed == 0 {
 		// The clock starts with the first commit.
 		c.since, c.committed, c.waited = now, committed, sourceWait
@@ -130,6 +151,14 @@ func (c *concurrency) observe(now time.Time, committed int64, sourceWait time.Du
 		return false
 	}
 	waited := sourceWait - c.waited
+	switch idle := now.Sub(c.moved); {
+	case n == 0 && waited > span/keepUpWait:
+		c.pause(now, committed, sourceWait, "keeping up with the source: nothing to apply")
+		return false
+	case n == 0 || idle >= stallAfter:
+		c.pause(now, committed, sourceWait, fmt.Sprintf("holding at %d: nothing applied for %.1f s", c.limit(), idle.Seconds()))
+		return false
+	}
 	c.since, c.committed, c.waited = now, committed, sourceWait
 	if !c.warm {
 		c.warm = true
@@ -166,6 +195,15 @@ func (c *concurrency) observe(now time.Time, committed int64, sourceWait time.Du
 		c.endProbe(tps)
 	}
 	return c.limit() != before
+}
+
+// pause drops the sample being measured and holds the limit, a probe in
+// force included, for the reason given: measuring starts again at now,
+// and its first sample, which the stall ends in, is dropped as the
+// pipeline's first is.
+func (c *concurrency) pause(now time.Time, committed int64, sourceWait time.Duration, reason string) {
+	c.since, c.committed, c.waited = now, committed, sourceWait
+	c.warm, c.backlog, c.reason = false, 0, reason
 }
 
 // startProbe tries the next limit up or down, turning at the ends.

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ type target struct {
 
 func newTarget(c *concurrency) *target {
 	t := &target{c: c, now: time.Unix(0, 0)}
-	c.observe(t.now, 0, 0)
+	c.observe(t.now, 0, 0, "")
 	return t
 }
 
@@ -32,7 +33,7 @@ func (t *target) run(samples int, wait float64, tps func(limit int) float64) []i
 		t.committed += tps(t.c.limit()) * limitInterval.Seconds()
 		t.waited += time.Duration(wait * float64(limitInterval))
 		t.now = t.now.Add(limitInterval)
-		t.c.observe(t.now, int64(t.committed), t.waited)
+		t.c.observe(t.now, int64(t.committed), t.waited, "")
 		limits = append(limits, t.c.limit())
 	}
 	return limits
@@ -196,6 +197,50 @@ func TestConcurrencyIgnoresDrift(t *testing.T) {
 	for i := 1; i < len(limits); i++ {
 		if limits[i] > 1 && limits[i-1] > 1 {
 			t.Fatalf("kept more than one worker on a rising throughput: %v (%s)", limits, c.reason)
+		}
+	}
+}
+
+// TestConcurrencyHoldsWhileNothingIsApplied: under a backlog, probing, the
+// target stops committing (it is down, or every worker waits on a lock):
+// samples of 0 tps must not move the limit, nor a sample that applied at
+// first and then nothing for a second, nor any while the coordinator's
+// Hold says so; an idle source (nothing to apply) neither. Once commits
+// resume, the limit tunes again.
+func TestConcurrencyHoldsWhileNothingIsApplied(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		wait   float64 // share of each interval spent waiting for the source
+		hold   string
+		tail   bool // commits go on for half a second into the stall
+		reason string
+	}{
+		{"nothing applied", 0, "", false, "holding at "},
+		{"commits stop within a sample", 0, "", true, "holding at "},
+		{"held by the coordinator", 0, "the target does not answer", false, "the target does not answer"},
+		{"idle source", 1, "", false, "keeping up with the source"},
+	} {
+		c := newConcurrency(4, 16)
+		tg := newTarget(c)
+		tg.run(30, 0, peaked(12))
+		before := c.limit()
+		if tc.tail {
+			tg.run(2, 0, peaked(12))
+		}
+		for i := range 40 { // 10 s
+			tg.waited += time.Duration(tc.wait * float64(limitInterval))
+			tg.now = tg.now.Add(limitInterval)
+			c.observe(tg.now, int64(tg.committed), tg.waited, tc.hold)
+			if c.limit() != before {
+				t.Fatalf("%s: the limit moved from %d to %d after %d intervals without a commit (%s)", tc.name, before, c.limit(), i+1, c.reason)
+			}
+		}
+		if !strings.Contains(c.reason, tc.reason) {
+			t.Errorf("%s: reason %q, want %q", tc.name, c.reason, tc.reason)
+		}
+		limits := tg.run(80, 0, peaked(12))
+		if last := limits[len(limits)-1]; last != 12 {
+			t.Errorf("%s: commits resumed, the limit settled at %d, want 12: %v", tc.name, last, limits)
 		}
 	}
 }

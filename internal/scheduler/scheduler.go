@@ -35,6 +35,10 @@ type Config struct {
 	// StartLimit; otherwise all of them may.
 	Adaptive   bool
 	StartLimit int
+	// Hold, if set, is asked at each tick why the adaptive limit must not
+	// move now ("" when it may): the target does not answer, say, and no
+	// sample of its throughput means anything.
+	Hold func() string
 	// PreserveOrder says workers commit in source order (so one worker is
 	// kept for the oldest transaction).
 	PreserveOrder bool

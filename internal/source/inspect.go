@@ -36,17 +36,29 @@ func Inspect(ctx context.Context, db *sql.DB) (Info, error) {
 		return in, fmt.Errorf("the source has no binary log (start it with log_bin)")
 	}
 	in.Flavor = binlog.FlavorMySQL
-	posQuery := "SELECT @@global.gtid_executed"
 	if strings.Contains(strings.ToLower(in.Version), "mariadb") {
 		in.Flavor = binlog.FlavorMariaDB
-		posQuery = "SELECT @@global.gtid_binlog_pos"
 	}
-	if err := db.QueryRowContext(ctx, posQuery).Scan(&in.Position); err != nil {
-		return in, fmt.Errorf("reading the source's GTID position (GTIDs must be on): %w", err)
+	var err error
+	if in.Position, err = ReadPosition(ctx, db, in.Flavor); err != nil {
+		return in, err
 	}
 	_ = db.QueryRowContext(ctx, "SELECT @@binlog_row_metadata").Scan(&in.RowMetadata)
-	in.Position = strings.ReplaceAll(in.Position, "\n", "")
 	// MIXED and STATEMENT are replicated too: their statements run as a
 	// replica runs them, in the order of the source's group commits.
 	return in, nil
+}
+
+// ReadPosition reads a source's current GTID position: gtid_binlog_pos on
+// MariaDB, gtid_executed on MySQL (without its line breaks).
+func ReadPosition(ctx context.Context, db *sql.DB, f binlog.Flavor) (string, error) {
+	q := "SELECT @@global.gtid_executed"
+	if f == binlog.FlavorMariaDB {
+		q = "SELECT @@global.gtid_binlog_pos"
+	}
+	var pos string
+	if err := db.QueryRowContext(ctx, q).Scan(&pos); err != nil {
+		return "", fmt.Errorf("reading the source's GTID position (GTIDs must be on): %w", err)
+	}
+	return strings.ReplaceAll(pos, "\n", ""), nil
 }

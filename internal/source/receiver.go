@@ -53,7 +53,10 @@ type Arrivals interface {
 type Status struct {
 	// Connected: the replication connection is up; for binlog files,
 	// they are being read or have been read to the end without error.
-	Connected     bool
+	Connected bool
+	// Since is when Connected last changed; zero before the first
+	// connection: connecting since the start.
+	Since         time.Time
 	Reconnects    int64
 	Transactions  int64
 	Events        int64 // events received, heartbeats included

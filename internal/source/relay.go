@@ -129,7 +129,9 @@ func (r *relayer) setError(err error) {
 
 func (r *relayer) setConnected(c bool) {
 	r.mu.Lock()
-	r.status.Connected = c
+	if r.status.Connected != c {
+		r.status.Connected, r.status.Since = c, time.Now()
+	}
 	r.mu.Unlock()
 }
 

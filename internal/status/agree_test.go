@@ -17,7 +17,6 @@ import (
 	"github.com/paraply/paraply/internal/replicate"
 	"github.com/paraply/paraply/internal/sandbox"
 	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
-	"github.com/paraply/paraply/internal/workload"
 )
 
 // TestStatusAgrees is issue 31 ("status that disagrees with itself"): two
@@ -80,21 +79,7 @@ func TestStatusAgrees(t *testing.T) {
 	}
 
 	// The load: sysbench at a steady rate.
-	if err := src.CreateDatabase(ctx, "sbtest"); err != nil {
-		t.Fatal(err)
-	}
-	if err := workload.Sysbench(ctx, src, "prepare", "oltp_write_only", 2, 2000, 2, 0); err != nil {
-		t.Fatal(err)
-	}
-	loadCtx, stopLoad := context.WithCancel(ctx)
-	bench := src.Sysbench(loadCtx, "oltp_write_only", "--tables=2", "--table-size=2000", "--threads=4", "--rate=200",
-		"--time=0", "--events=0", "--report-interval=0", "--rand-seed=31", "run")
-	var benchOut bytes.Buffer
-	bench.Stdout, bench.Stderr = &benchOut, &benchOut
-	if err := bench.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { stopLoad(); bench.Wait() }()
+	steadyLoad(t, ctx, src, 2000, 31)
 	for i, in := range ins {
 		pageWaitFor(t, ctx, 60*time.Second, names[i]+" caught up", func() bool {
 			in.alive()
@@ -107,9 +92,6 @@ func TestStatusAgrees(t *testing.T) {
 
 	for i, in := range ins {
 		agreeAt(t, ctx, chrome, in, names[i], i == 1)
-	}
-	if t.Failed() {
-		t.Logf("sysbench:\n%s", benchOut.String())
 	}
 }
 

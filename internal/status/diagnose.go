@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/replicate"
@@ -14,9 +15,10 @@ import (
 type Finding struct {
 	// Severity is "ok", "info" or "warn".
 	Severity string `json:"severity"`
-	// Cause names the rule, for machines: source_disconnected,
-	// source_idle, keeping_up, workers_busy, dependency_mode, hot_rows,
-	// commit_order, slow_commits, relay_full, barriers, lagging.
+	// Cause names the rule, for machines: target_unreachable,
+	// source_disconnected, source_idle, keeping_up, delay, workers_busy,
+	// dependency_mode, hot_rows, commit_order, slow_commits, relay_full,
+	// barriers, statements, lagging.
 	Cause  string `json:"cause"`
 	Title  string `json:"title"`
 	Advice string `json:"advice"`
@@ -32,6 +34,11 @@ const behindSeconds = 1.0
 // important first. It is a pure function of its inputs: every rule reads
 // only the snapshot st, the interval iv and the hot tables.
 //
+// A target that does not answer comes first, and nothing else is said of
+// the lag then: nothing can be applied, the workers wait for it (the
+// coordinator's "workers busy" are workers retrying), and the source being
+// idle is no "nothing to do".
+//
 // A replica is behind when its lag, or its backlog at the rate it applies,
 // is a second or more. Only then do the waits name a cause (workers
 // occupied, dependencies, commit order, slow commits); a replica that is
@@ -41,13 +48,16 @@ func Diagnose(st replicate.Status, iv Interval, hot []Count) []Finding {
 	add := func(sev, cause, title, advice string) {
 		out = append(out, Finding{sev, cause, title, advice})
 	}
+	tgt := st.TargetConnection
+	targetDown := tgt.Known() && !tgt.Connected
+	if targetDown {
+		add("warn", "target_unreachable", "Target unreachable since "+sinceText(st.Now, tgt.Since)+": nothing can be applied",
+			lastError(tgt.LastError)+"paraply retries on its own: the workers, the checkpoint and the lock go on as soon as the target answers, and --workers auto holds its limit meanwhile. Check that the target is up and reachable from this host.")
+	}
 	connected := st.Receiver.Connected
 	if !connected {
-		msg := "paraply reconnects on its own with backoff; check that the source is up and reachable."
-		if st.Receiver.LastError != "" {
-			msg = "Last error: " + st.Receiver.LastError + ". " + msg
-		}
-		add("warn", "source_disconnected", "The replication connection to the source is down", msg)
+		add("warn", "source_disconnected", "Source unreachable "+sourceDownSince(st)+": the replication connection is down",
+			lastError(st.Receiver.LastError)+"paraply reconnects on its own with backoff; check that the source is up and reachable.")
 	}
 	secs := iv.Seconds
 	if secs <= 0 {
@@ -68,6 +78,8 @@ func Diagnose(st replicate.Status, iv Interval, hot []Count) []Finding {
 			delayAdvice(iv.LagEnd, delay))
 	}
 	switch {
+	case targetDown:
+		// What the waits and the lag say now is the outage.
 	case behind:
 		out = append(out, lagCauses(st, iv, hot)...)
 	case connected && iv.SourceRate > 0:
@@ -75,7 +87,7 @@ func Diagnose(st replicate.Status, iv Interval, hot []Count) []Finding {
 			windowText(iv), rate(iv.SourceRate), within(max(0, max(iv.LagMax, iv.LagEnd)-delay)), afterDelay, pct(iv.IdleShare)),
 			"Nothing to change.")
 	case connected:
-		add("ok", "source_idle", "The source is idle and the target has everything", "Nothing to do.")
+		add("ok", "source_idle", fmt.Sprintf("The source is idle (it wrote nothing over the last %s) and the target has everything", windowText(iv)), "Nothing to do.")
 	}
 	if relayFull {
 		add("warn", "relay_full", "The relay log is full: receiving waits for applying",
@@ -177,6 +189,31 @@ func lagging(iv Interval) Finding {
 		return Finding{"warn", "lagging", fmt.Sprintf("The lag grows (%s to %s) with no single cause standing out", lagText(iv.LagStart), lagText(iv.LagEnd)), advice}
 	}
 	return Finding{"info", "lagging", fmt.Sprintf("%s behind, not growing, with no single cause standing out", lagText(iv.LagEnd)), advice}
+}
+
+// lastError words a connection's last error for a finding's advice.
+func lastError(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return "Last error: " + msg + ". "
+}
+
+// sinceText says when t was, in UTC, and how long before now.
+func sinceText(now, t time.Time) string {
+	return t.UTC().Format("15:04:05 MST") + " (" + since(now, t) + ")"
+}
+
+// sourceDownSince says since when the source's connection is down: since
+// it broke, or, never made, since the start.
+func sourceDownSince(st replicate.Status) string {
+	switch {
+	case !st.Receiver.Since.IsZero():
+		return "since " + sinceText(st.Now, st.Receiver.Since)
+	case !st.Started.IsZero():
+		return "since the start, " + sinceText(st.Now, st.Started)
+	}
+	return "since the start"
 }
 
 func hasWarning(fs []Finding) bool {

@@ -40,6 +40,15 @@ type Sample struct {
 	RelayBytes         int64   `json:"relay_bytes"`
 	RelayBlocked       float64 `json:"relay_blocked_seconds"`
 	Connected          bool    `json:"source_connected"`
+	// TargetUp says the target answered at the sample, TargetDownSecs
+	// how long in all it did not since the start (Connection.DownTime).
+	TargetUp       bool    `json:"target_connected"`
+	TargetDownSecs float64 `json:"target_down_seconds"`
+	// SourceTxns counts the transactions of the source's position as
+	// read at SourceAt (zero: no reading, binlog files): two samples'
+	// difference is what the source wrote, apart from what was received.
+	SourceTxns int64     `json:"-"`
+	SourceAt   time.Time `json:"-"`
 	// Waits of the coordinator, cumulative, by reason.
 	DepWaits, BusyWaits, FullWaits          int64
 	DepWaitSecs, BusyWaitSecs, FullWaitSecs float64
@@ -101,10 +110,14 @@ func takeSample(st replicate.Status, ws []metrics.WorkerStats) Sample {
 		BarrierWaits: st.Scheduler.BarrierWaits, BarrierWaitSecs: st.Scheduler.BarrierWaitTime.Seconds(),
 		Heartbeats: st.Heartbeats, Limit: st.Scheduler.Limit,
 		Prepared: st.Dependencies.Tracker.Transactions, Statements: st.Dependencies.Tracker.Statements,
+		TargetUp: st.TargetConnection.Connected, TargetDownSecs: st.TargetConnection.DownTime.Seconds(),
 		st: st, workers: ws,
 	}
 	for i, c := range serializing {
 		s.Serialized[i] = causeCount(st.Dependencies.Tracker.Causes[:], c.cause)
+	}
+	if n, ok := positionCount(st); ok {
+		s.SourceTxns, s.SourceAt = n, st.SourcePositionTime
 	}
 	for _, w := range ws {
 		s.ExecSecs += w.ExecSeconds
@@ -136,8 +149,10 @@ type Interval struct {
 	// second: the applied rate, wherever status shows one.
 	AppliedRate  float64 `json:"applied_per_second"`
 	ReceivedRate float64 `json:"received_per_second"`
-	// SourceRate is what the source wrote: ReceivedRate less paraply's
-	// own heartbeats.
+	// SourceRate is what the source wrote: how far its GTID position
+	// moved between the readings of the interval's two ends, less
+	// paraply's own heartbeats (sourceRate). It is not ReceivedRate: a
+	// catch-up receives fast from a source that writes nothing.
 	SourceRate float64 `json:"source_per_second"`
 	AvgBatch   float64 `json:"avg_batch"`
 	// Waits by reason: dependency ("waited at clock conflicts"),
@@ -155,14 +170,22 @@ type Interval struct {
 	// Worker time shares, summed over workers, as a fraction of
 	// CapacitySeconds: executing statements, waiting for the commit turn,
 	// in COMMIT; busy is the three together (a worker with a target
-	// transaction in hand), idle the rest. A worker's time is counted when
-	// its target transaction commits, so a window can hold more than its
-	// share of a long one: busy may then pass 1, and idle is 0.
-	ExecShare   float64 `json:"exec_share"`
-	TurnShare   float64 `json:"turn_share"`
-	CommitShare float64 `json:"commit_share"`
-	BusyShare   float64 `json:"busy_share"`
-	IdleShare   float64 `json:"idle_share"`
+	// transaction in hand). A worker's time is counted when its target
+	// transaction commits, so a window can hold more than its share of a
+	// long one: the three are then scaled down together to a busy share
+	// of 1 (shares). TargetWaitShare is the time the target did not
+	// answer (TargetDownSeconds of the interval), which no worker can use
+	// (it is not counted as busy: nothing commits), at most what busy
+	// leaves; idle is the rest.
+	ExecShare       float64 `json:"exec_share"`
+	TurnShare       float64 `json:"turn_share"`
+	CommitShare     float64 `json:"commit_share"`
+	BusyShare       float64 `json:"busy_share"`
+	TargetWaitShare float64 `json:"target_wait_share"`
+	IdleShare       float64 `json:"idle_share"`
+	// TargetDownSeconds is how long in the interval the target did not
+	// answer.
+	TargetDownSeconds float64 `json:"target_down_seconds"`
 	// AvgCommitMs is the mean COMMIT duration.
 	AvgCommitMs float64 `json:"avg_commit_ms"`
 	Retries     int64   `json:"retries"`
@@ -178,7 +201,7 @@ type Interval struct {
 	RelayBlocked   float64 `json:"relay_blocked_seconds"`
 	// Serialized counts, by cause, transactions serialized beyond their
 	// rows in the interval (DDL, keyless tables, ...).
-	Serialized map[string]int64 `json:"serialized,omitempty"`
+	Serialized map[string]int64 `json:"serialized"`
 	// Prepared is transactions whose dependencies were computed in the
 	// interval, Statements those of them with statement-format DML (a
 	// MIXED or STATEMENT source); Serialized["statement"] counts the
@@ -188,7 +211,10 @@ type Interval struct {
 }
 
 // Wait is a count and a time, and Share, the time as a fraction of the
-// interval (commit_order: of the workers' time, as TurnShare).
+// interval (commit_order: of the workers' time, as TurnShare). A wait is
+// counted up to the coordinator's last statistics, published every 200
+// ms, so one interval may hold a little of the one before: Seconds is
+// capped at the interval (its capacity, for commit_order), and Share at 1.
 type Wait struct {
 	Count   int64   `json:"count"`
 	Seconds float64 `json:"seconds"`
@@ -201,12 +227,9 @@ func between(a, b Sample) Interval {
 		Retries: b.Retries - a.Retries, LagStart: a.LagSeconds, LagEnd: b.LagSeconds,
 		LagMax: max(a.LagSeconds, b.LagSeconds), RelayBlocked: b.RelayBlocked - a.RelayBlocked,
 		DelaySeconds: b.DelaySeconds, LagBeyondDelay: b.BeyondDelaySeconds,
-		Prepared: b.Prepared - a.Prepared, Statements: b.Statements - a.Statements}
+		Prepared: b.Prepared - a.Prepared, Statements: b.Statements - a.Statements, Serialized: map[string]int64{}}
 	for i, c := range serializing {
 		if n := b.Serialized[i] - a.Serialized[i]; n > 0 {
-			if iv.Serialized == nil {
-				iv.Serialized = map[string]int64{}
-			}
 			iv.Serialized[c.cause] = n
 		}
 	}
@@ -215,7 +238,8 @@ func between(a, b Sample) Interval {
 	}
 	iv.AppliedRate = float64(b.Applied-a.Applied) / iv.Seconds
 	iv.ReceivedRate = float64(b.Received-a.Received) / iv.Seconds
-	iv.SourceRate = max(0, float64(b.Received-a.Received-(b.Heartbeats-a.Heartbeats))/iv.Seconds)
+	iv.SourceRate = sourceRate(a, b, iv.Seconds)
+	iv.TargetDownSeconds = min(iv.Seconds, max(0, b.TargetDownSecs-a.TargetDownSecs))
 	if works := b.Works - a.Works; works > 0 {
 		iv.AvgBatch = float64(b.Assigned-a.Assigned) / float64(works)
 		iv.AvgCommitMs = 1000 * (b.CommitSecs - a.CommitSecs) / float64(works)
@@ -227,7 +251,10 @@ func between(a, b Sample) Interval {
 		iv.CapacitySeconds = iv.Seconds * float64(max(b.Limit, 1))
 	}
 	iv.WorkersAllowed = iv.CapacitySeconds / iv.Seconds
-	wait := func(count int64, secs, of float64) Wait { return Wait{count, secs, secs / of} }
+	wait := func(count int64, secs, of float64) Wait {
+		secs = min(max(0, secs), of)
+		return Wait{count, secs, secs / of}
+	}
 	iv.Waits = map[string]Wait{
 		"dependency":   wait(b.DepWaits-a.DepWaits, b.DepWaitSecs-a.DepWaitSecs, iv.Seconds),
 		"barrier":      wait(b.BarrierWaits-a.BarrierWaits, b.BarrierWaitSecs-a.BarrierWaitSecs, iv.Seconds),
@@ -236,18 +263,50 @@ func between(a, b Sample) Interval {
 		"commit_order": wait(b.TurnWaits-a.TurnWaits, b.TurnSecs-a.TurnSecs, iv.CapacitySeconds),
 		"source":       wait(b.SourceWaits-a.SourceWaits, b.SourceWaitSecs-a.SourceWaitSecs, iv.Seconds),
 	}
-	iv.ExecShare = (b.ExecSecs - a.ExecSecs) / iv.CapacitySeconds
-	iv.TurnShare = (b.TurnSecs - a.TurnSecs) / iv.CapacitySeconds
-	iv.CommitShare = (b.CommitSecs - a.CommitSecs) / iv.CapacitySeconds
-	iv.BusyShare = iv.ExecShare + iv.TurnShare + iv.CommitShare
-	iv.IdleShare = max(0, 1-iv.BusyShare)
+	iv.ExecShare, iv.TurnShare, iv.CommitShare, iv.BusyShare, iv.TargetWaitShare, iv.IdleShare = shares(
+		b.ExecSecs-a.ExecSecs, b.TurnSecs-a.TurnSecs, b.CommitSecs-a.CommitSecs, iv.CapacitySeconds, iv.TargetDownSeconds/iv.Seconds)
 	return iv
+}
+
+// shares divides worker time of capacity seconds: exec, turn and commit
+// as shares of it, and busy, the three together. Time is counted when a
+// target transaction commits, so a window may hold more than its share
+// of a long one; the three are then scaled down together, to a busy share
+// of 1: no worker is busy more than all the time. down is the share of
+// the time the target did not answer: the workers' time then is waiting
+// for it (targetWait), at most what busy leaves; idle is the rest.
+func shares(exec, turn, commit, capacity, down float64) (e, t, c, busy, targetWait, idle float64) {
+	e, t, c = max(0, exec)/capacity, max(0, turn)/capacity, max(0, commit)/capacity
+	if sum := e + t + c; sum > 1 {
+		e, t, c = e/sum, t/sum, c/sum
+	}
+	busy = e + t + c
+	targetWait = min(max(0, 1-busy), max(0, down))
+	return e, t, c, busy, targetWait, max(0, 1-busy-targetWait)
+}
+
+// sourceRate is what the source wrote per second from a to b: how far its
+// position moved between the readings a and b hold, over the time between
+// them, less paraply's own heartbeats (which the source's position counts
+// too). Without two readings (binlog files have none; two samples within
+// one reading, a second apart, share one) it is what was received less
+// the heartbeats: binlog files hold what the source wrote, and between
+// readings a second apart nothing better is known.
+func sourceRate(a, b Sample, secs float64) float64 {
+	beats := float64(b.Heartbeats - a.Heartbeats)
+	if !a.SourceAt.IsZero() && b.SourceAt.After(a.SourceAt) {
+		return max(0, (float64(b.SourceTxns-a.SourceTxns)-beats)/b.SourceAt.Sub(a.SourceAt).Seconds())
+	}
+	return max(0, (float64(b.Received-a.Received)-beats)/secs)
 }
 
 // Report is what /status.json serves and `paraply status` prints: one
 // snapshot (a sample of the server's), and the figures over the window
 // that ends at it.
 type Report struct {
+	// Version is the version of the paraply serving it, as `paraply
+	// version` prints it.
+	Version  string           `json:"version"`
 	Snapshot Snapshot         `json:"snapshot"`
 	Status   replicate.Status `json:"status"`
 	// Progress says in words how far paraply received and applied.
@@ -270,13 +329,15 @@ type Snapshot struct {
 }
 
 // WorkerRow is one worker's counters since start and its time over the
-// interval, as shares of the interval (a worker is one session).
+// interval, as shares of the interval (a worker is one session), divided
+// as the interval's are (shares). Its JSON is in reportjson.go.
 type WorkerRow struct {
 	metrics.WorkerStats
-	ExecShare   float64 `json:"exec_share"`
-	TurnShare   float64 `json:"turn_share"`
-	CommitShare float64 `json:"commit_share"`
-	IdleShare   float64 `json:"idle_share"`
+	ExecShare       float64
+	TurnShare       float64
+	CommitShare     float64
+	TargetWaitShare float64
+	IdleShare       float64
 }
 
 // Pool says how the pool's sessions stand against the limit.
@@ -297,8 +358,9 @@ type Pool struct {
 // coordinator hands work to the worker that committed last, so under a
 // limit of n the workers applying are the n used last (one applying a
 // large transaction, which has not committed for a while, first). start
-// is the pool's counters at the interval's start.
-func allowedWorkers(ws, start []metrics.WorkerStats, n int, secs float64) ([]WorkerRow, Pool) {
+// is the pool's counters at the interval's start; down is the share of the
+// interval the target did not answer.
+func allowedWorkers(ws, start []metrics.WorkerStats, n int, secs, down float64) ([]WorkerRow, Pool) {
 	p := Pool{Size: len(ws), Allowed: min(n, len(ws))}
 	order := make([]int, len(ws))
 	for i := range order {
@@ -319,10 +381,8 @@ func allowedWorkers(ws, start []metrics.WorkerStats, n int, secs float64) ([]Wor
 		r := WorkerRow{WorkerStats: w}
 		if secs > 0 && i < len(start) {
 			s := start[i]
-			r.ExecShare = (w.ExecSeconds - s.ExecSeconds) / secs
-			r.TurnShare = (w.TurnSeconds - s.TurnSeconds) / secs
-			r.CommitShare = (w.CommitSeconds - s.CommitSeconds) / secs
-			r.IdleShare = max(0, 1-r.ExecShare-r.TurnShare-r.CommitShare)
+			r.ExecShare, r.TurnShare, r.CommitShare, _, r.TargetWaitShare, r.IdleShare = shares(
+				w.ExecSeconds-s.ExecSeconds, w.TurnSeconds-s.TurnSeconds, w.CommitSeconds-s.CommitSeconds, secs, down)
 		}
 		rows = append(rows, r)
 	}
@@ -366,7 +426,7 @@ func progress(st replicate.Status) Progress {
 	default:
 		p.Received = "nothing yet since start " + up + " ago"
 		if st.SourcePosition != "" {
-			p.Received += " (the source was at " + st.SourcePosition + " then)"
+			p.Received += " (the source is at " + st.SourcePosition + ")"
 		}
 	}
 	p.Applied = st.Checkpoint.Position

@@ -21,11 +21,19 @@ import (
 func healthy() (replicate.Status, Interval) {
 	var st replicate.Status
 	st.Workers, st.Dependency, st.Receiver.Connected, st.Backlog = 4, "writeset", true, 16
+	st.Now = time.Date(2026, 11, 24, 15, 0, 14, 0, time.UTC)
+	st.TargetConnection = replicate.Connection{Connected: true, Since: st.Now.Add(-time.Hour)}
 	st.Scheduler.Pending = 16
 	iv := Interval{WindowSeconds: 10, Seconds: 10, Assigned: 10130, AppliedRate: 1013, ReceivedRate: 998, SourceRate: 998, AvgBatch: 1.4,
 		LagStart: 0.012, LagEnd: 0.009, LagMax: 0.021, ExecShare: 0.25, CommitShare: 0.1, IdleShare: 0.65, AvgCommitMs: 0.4,
 		Waits: map[string]Wait{"source": {Count: 9000, Seconds: 7.5}, "workers_busy": {Count: 40, Seconds: 0.05}, "dependency": {Count: 3, Seconds: 0.001}}}
 	return st, iv
+}
+
+// targetDown makes the target not answer for the last 14 s.
+func targetDown(st *replicate.Status) {
+	st.TargetConnection = replicate.Connection{Since: st.Now.Add(-14 * time.Second), LastError: "dial tcp 127.0.0.1:3306: connect: connection refused",
+		LastErrorTime: st.Now, DownTime: 14 * time.Second}
 }
 
 // behindBy makes the replica lag secs at the end of the interval, lag
@@ -63,6 +71,20 @@ func TestRules(t *testing.T) {
 		{"disconnected fires", func(st *replicate.Status, iv *Interval) { st.Receiver.Connected = false; st.Receiver.LastError = "EOF" },
 			[]string{"warn:source_disconnected"}, []string{"ok:keeping_up", "ok:source_idle"}},
 		{"disconnected is silent when connected", func(*replicate.Status, *Interval) {}, nil, []string{"warn:source_disconnected"}},
+		// Issue 39: the target stopped under load said "lag grows with no
+		// single cause", and with an idle source "Nothing to do".
+		{"target unreachable fires, before the lag's causes", func(st *replicate.Status, iv *Interval) {
+			behindBy(st, iv, 14)
+			targetDown(st)
+			iv.Waits["workers_busy"] = Wait{Count: 12, Seconds: 10}
+		}, []string{"warn:target_unreachable"}, []string{"warn:lagging", "info:lagging", "warn:workers_busy", "ok:keeping_up"}},
+		{"target unreachable wins over an idle source", func(st *replicate.Status, iv *Interval) {
+			iv.ReceivedRate, iv.SourceRate, iv.AppliedRate, st.Backlog = 10, 0, 0, 0
+			targetDown(st)
+		}, []string{"warn:target_unreachable"}, []string{"ok:source_idle", "ok:keeping_up"}},
+		{"target unreachable is silent when it answers", func(*replicate.Status, *Interval) {}, nil, []string{"warn:target_unreachable"}},
+		{"target unreachable is silent before the first probe", func(st *replicate.Status, iv *Interval) { st.TargetConnection = replicate.Connection{} },
+			nil, []string{"warn:target_unreachable"}},
 		{"workers busy fires", func(st *replicate.Status, iv *Interval) {
 			behindBy(st, iv, 8)
 			iv.Waits["workers_busy"] = Wait{Count: 3000, Seconds: 9}
@@ -224,6 +246,11 @@ func TestRuleWording(t *testing.T) {
 	f = Diagnose(st, iv, nil)[0]
 	if f.Cause != "lagging" || !strings.Contains(f.Advice, "80% waiting for transactions to arrive") {
 		t.Errorf("lagging: %+v", f)
+	}
+	targetDown(&st)
+	f = Diagnose(st, iv, nil)[0]
+	if f.Title != "Target unreachable since 15:00:00 UTC (14 s): nothing can be applied" || !strings.Contains(f.Advice, "connection refused") {
+		t.Errorf("target unreachable: %+v", f)
 	}
 }
 

@@ -25,19 +25,20 @@ type Series struct {
 type Point struct {
 	ID int64 `json:"id"`
 	// T is when the sample was taken, Unix seconds.
-	T float64 `json:"t"`
+	T float64 `json:"unix_seconds"`
 	// Seconds is the span the rates and shares cover: the window, or less
 	// for the first samples.
 	Seconds float64 `json:"seconds"`
 	// Lag and LagBeyondDelay are at the sample (not averaged).
-	Lag            float64 `json:"lag"`
-	LagBeyondDelay float64 `json:"lag_beyond_delay"`
-	Applied        float64 `json:"applied"`
-	Received       float64 `json:"received"`
-	Exec           float64 `json:"exec"`
-	Turn           float64 `json:"turn"`
-	Commit         float64 `json:"commit"`
-	Idle           float64 `json:"idle"`
+	Lag            float64 `json:"lag_seconds"`
+	LagBeyondDelay float64 `json:"lag_beyond_delay_seconds"`
+	Applied        float64 `json:"applied_per_second"`
+	Received       float64 `json:"received_per_second"`
+	Exec           float64 `json:"exec_share"`
+	Turn           float64 `json:"turn_share"`
+	Commit         float64 `json:"commit_share"`
+	TargetWait     float64 `json:"target_wait_share"`
+	Idle           float64 `json:"idle_share"`
 }
 
 // Axis is a chart's y axis: from 0 to Max, ticks at Ticks.
@@ -70,7 +71,7 @@ func series(samples []Sample, window time.Duration) *Series {
 			ID: samples[i].ID, T: float64(samples[i].Time.UnixMicro()) / 1e6, Seconds: iv.Seconds,
 			Lag: iv.LagEnd, LagBeyondDelay: iv.LagBeyondDelay,
 			Applied: iv.AppliedRate, Received: iv.ReceivedRate,
-			Exec: iv.ExecShare, Turn: iv.TurnShare, Commit: iv.CommitShare, Idle: iv.IdleShare,
+			Exec: iv.ExecShare, Turn: iv.TurnShare, Commit: iv.CommitShare, TargetWait: iv.TargetWaitShare, Idle: iv.IdleShare,
 		})
 	}
 	var lag, rate float64

@@ -132,7 +132,7 @@ func TestWorkersTableShowsTheAllowed(t *testing.T) {
 	ws[3].Transactions, ws[3].LastApplied = 900, base.Add(9e9)  // applying now
 	ws[7].Transactions, ws[7].LastApplied = 800, base.Add(10e9) // applying now
 	ws[5].Transactions, ws[5].LastApplied = 10, base.Add(-1e9)
-	rows, pool := allowedWorkers(ws, ws, 2, 10)
+	rows, pool := allowedWorkers(ws, ws, 2, 10, 0)
 	var got []int
 	for _, r := range rows {
 		got = append(got, r.Worker)
@@ -161,7 +161,7 @@ func TestProgressWords(t *testing.T) {
 	st.SourcePosition = "0-1-5"
 	st.Checkpoint.Position = "0-1-5"
 	p := progress(st)
-	if p.Received != "nothing yet since start 3.0 s ago (the source was at 0-1-5 then)" ||
+	if p.Received != "nothing yet since start 3.0 s ago (the source is at 0-1-5)" ||
 		p.Applied != "0-1-5" || p.Checkpoint != "as found at start 3.0 s ago: nothing applied since" {
 		t.Errorf("nothing received yet: %+v", p)
 	}

@@ -52,6 +52,8 @@ type Server struct {
 	src      metrics.StatusSource
 	workers  *metrics.Workers
 	registry *prometheus.Registry
+	// version is Report.Version (SetVersion); set before Serve.
+	version string
 
 	// sampling serializes taking samples, so that they are appended in
 	// the order they were taken.
@@ -76,6 +78,10 @@ func NewServer(src metrics.StatusSource, workers *metrics.Workers) *Server {
 	prometheus.WrapRegistererWith(prometheus.Labels{"stream": stream}, s.registry).MustRegister(metrics.NewCollector(s, workers))
 	return s
 }
+
+// SetVersion says which paraply serves (`paraply version`'s line), for
+// Report.Version; call it before Serve.
+func (s *Server) SetVersion(v string) { s.version = v }
 
 // ErrSnapshotGone is returned for a snapshot the server no longer keeps
 // (or has not taken yet).
@@ -241,6 +247,7 @@ func (s *Server) ReportAt(window time.Duration, id int64, withSeries bool) (Repo
 		return Report{}, err
 	}
 	r := build(v, window)
+	r.Version = s.version
 	if withSeries {
 		r.Series = series(v, window)
 	}
@@ -265,7 +272,11 @@ func build(v []Sample, window time.Duration) Report {
 	if allowed == 0 && !st.AutoWorkers {
 		allowed = st.Workers
 	}
-	workers, pool := allowedWorkers(end.workers, start.workers, allowed, iv.Seconds)
+	down := 0.0
+	if iv.Seconds > 0 {
+		down = iv.TargetDownSeconds / iv.Seconds
+	}
+	workers, pool := allowedWorkers(end.workers, start.workers, allowed, iv.Seconds, down)
 	hot := topCounts(st.Scheduler.HotTables, 5)
 	return Report{
 		Snapshot: Snapshot{ID: end.ID, Time: end.Time}, Status: st, Progress: progress(st),
@@ -283,7 +294,7 @@ func (s *Server) Snapshot() metrics.Snapshot {
 	return metrics.Snapshot{
 		ID: end.ID, Time: end.Time, Status: end.st, Workers: end.workers, CapacitySeconds: end.CapacitySecs,
 		Window: metrics.Window{Seconds: iv.Seconds, AppliedPerSecond: iv.AppliedRate,
-			Exec: iv.ExecShare, Turn: iv.TurnShare, Commit: iv.CommitShare, Idle: iv.IdleShare},
+			Exec: iv.ExecShare, Turn: iv.TurnShare, Commit: iv.CommitShare, TargetWait: iv.TargetWaitShare, Idle: iv.IdleShare},
 	}
 }
 

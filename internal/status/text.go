@@ -58,29 +58,64 @@ func writeSummary(b *strings.Builder, r Report, win string) {
 	}
 }
 
-// writeProgress prints the source connection, how far receiving and
-// applying got, the lag and the rates over win.
+// writeProgress prints the source's and the target's connections, how far
+// receiving and applying got, the lag and the rates over win.
 func writeProgress(b *strings.Builder, r Report, win string) {
 	st, iv := r.Status, r.Interval
-	fmt.Fprintf(b, "source %s, received up to %s\n", connText(st), r.Progress.Received)
+	fmt.Fprintf(b, "source %s; received up to %s\n", sourceText(st, iv), r.Progress.Received)
+	fmt.Fprintf(b, "target %s\n", targetText(st))
 	fmt.Fprintf(b, "target has everything up to %s (checkpoint %s)\n", r.Progress.Applied, r.Progress.Checkpoint)
 	fmt.Fprintf(b, "%s (%s), at most %s %s; %s received and not applied, %d queued, relay log %s\n",
 		lagLine(iv), lagHow(st), within(iv.LagMax), win, Plural(st.Backlog, "transaction"), st.Scheduler.Pending, bytesText(st.Relay.Bytes))
-	fmt.Fprintf(b, "applied %s/s, received %s/s (the source's own writes %s/s) %s\n\n",
-		rate(iv.AppliedRate), rate(iv.ReceivedRate), rate(iv.SourceRate), win)
+	fmt.Fprintf(b, "applied %s/s, received %s/s; the source wrote %s/s %s%s\n\n",
+		rate(iv.AppliedRate), rate(iv.ReceivedRate), rate(iv.SourceRate), win, sourceAt(st))
 }
 
-// connText says whether the source connection is up, and if not, its
-// last error.
-func connText(st replicate.Status) string {
-	if st.Receiver.Connected {
-		return "connected"
+// sourceText says how the source stands: unreachable since when and why,
+// or connected, and then whether it is idle (it wrote nothing over the
+// interval): two different states.
+func sourceText(st replicate.Status, iv Interval) string {
+	rcv := st.Receiver
+	if !rcv.Connected {
+		return "unreachable " + sourceDownSince(st) + errorText(rcv.LastError)
 	}
-	conn := "DISCONNECTED"
-	if st.Receiver.LastError != "" {
-		conn += " (" + st.Receiver.LastError + ")"
+	conn := "connected"
+	if !rcv.Since.IsZero() {
+		conn += " since " + sinceText(st.Now, rcv.Since)
+	}
+	if iv.Seconds > 0 && iv.SourceRate == 0 {
+		conn += ", idle: it wrote nothing over the last " + windowText(iv)
 	}
 	return conn
+}
+
+// targetText says whether the target answers, since when, and why not.
+func targetText(st replicate.Status) string {
+	c := st.TargetConnection
+	switch {
+	case !c.Known():
+		return "not asked yet (paraply is starting)"
+	case c.Connected:
+		return "connected since " + sinceText(st.Now, c.Since)
+	}
+	return "unreachable since " + sinceText(st.Now, c.Since) + errorText(c.LastError)
+}
+
+// errorText is a connection's last error, if any.
+func errorText(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return ": " + msg
+}
+
+// sourceAt says where the source is, as last read: what its write rate
+// is measured on.
+func sourceAt(st replicate.Status) string {
+	if st.SourcePosition == "" || st.SourcePositionTime.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf(" (its position %s, read %s ago)", st.SourcePosition, since(st.Now, st.SourcePositionTime))
 }
 
 // writeCoordinator prints the coordinator's waits by reason and how the
@@ -102,9 +137,19 @@ func writeCoordinator(b *strings.Builder, r Report) {
 		fmt.Fprintf(tw, "  %s\t%d\t%.2f s\t%s %s\n", k.label, wt.Count, wt.Seconds, pct(wt.Share), k.of)
 	}
 	tw.Flush()
-	fmt.Fprintf(b, "worker time, last %s, of %s workers allowed (%.1f worker-seconds): exec %s  commit-turn wait %s  commit %s (%.1f ms each)  idle %s; busy %s; retries %d\n",
+	fmt.Fprintf(b, "worker time, last %s, of %s workers allowed (%.1f worker-seconds): exec %s  commit-turn wait %s  commit %s (%.1f ms each)%s  idle %s; busy %s; retries %d\n",
 		windowText(iv), workersNum(iv.WorkersAllowed), iv.CapacitySeconds, pct(iv.ExecShare), pct(iv.TurnShare), pct(iv.CommitShare),
-		iv.AvgCommitMs, pct(iv.IdleShare), pct(iv.BusyShare), iv.Retries)
+		iv.AvgCommitMs, targetWaitText(r.Status, iv), pct(iv.IdleShare), pct(iv.BusyShare), iv.Retries)
+}
+
+// targetWaitText is the workers' time waiting for a target that did not
+// answer, when it did not in the interval or does not now.
+func targetWaitText(st replicate.Status, iv Interval) string {
+	c := st.TargetConnection
+	if iv.TargetDownSeconds == 0 && (c.Connected || !c.Known()) {
+		return ""
+	}
+	return "  waiting for the target (unreachable) " + pct(iv.TargetWaitShare)
 }
 
 // writeWorkers prints the table of the workers allowed now, the pool's
@@ -112,10 +157,10 @@ func writeCoordinator(b *strings.Builder, r Report) {
 func writeWorkers(b *strings.Builder, r Report, win string) {
 	fmt.Fprintf(b, "\nworkers allowed now: %s (their time %s; counts since start):\n", poolText(r.Pool), win)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  worker\ttransactions\tcommits\texec\tturn\tcommit\tidle\tretries\t\n")
+	fmt.Fprintf(tw, "  worker\ttransactions\tcommits\texec\tturn\tcommit\ttarget wait\tidle\tretries\t\n")
 	for _, wk := range r.Workers {
-		fmt.Fprintf(tw, "  %d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t\n", wk.Worker, wk.Transactions, wk.Works,
-			pct(wk.ExecShare), pct(wk.TurnShare), pct(wk.CommitShare), pct(wk.IdleShare), wk.Retries)
+		fmt.Fprintf(tw, "  %d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t\n", wk.Worker, wk.Transactions, wk.Works,
+			pct(wk.ExecShare), pct(wk.TurnShare), pct(wk.CommitShare), pct(wk.TargetWaitShare), pct(wk.IdleShare), wk.Retries)
 	}
 	tw.Flush()
 	if line := othersText(r.Pool, r.Status.AutoWorkers); line != "" {

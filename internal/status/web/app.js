@@ -32,6 +32,7 @@ const COLOR = {
   exec: '#2f6fdd',
   commit: '#f59f00',
   turn: '#9c36b5',
+  targetWait: '#c92a2a',
   idle: '#e3e6eb',
   grid: '#eceef2',
   axis: '#6b7280',
@@ -146,6 +147,12 @@ function clock(ms) {
   return new Date(ms).toLocaleTimeString('en-GB', { hour12: false });
 }
 
+// sinceText is text.go's: a time in UTC and how long before the snapshot
+// (now, an RFC 3339 time) it was.
+function sinceText(now, t) {
+  return new Date(Date.parse(t)).toISOString().slice(11, 19) + ' UTC (' + fmtSpan((Date.parse(now) - Date.parse(t)) / 1000) + ')';
+}
+
 // ---- polling --------------------------------------------------------------
 
 async function getJSON(path) {
@@ -219,30 +226,55 @@ function render(report) {
 // workersChip shows the fixed worker count, or with --workers auto how
 // many apply at once and why (the reason in the tooltip).
 function workersChip(st) {
-  const sch = st.Scheduler || {};
-  if (!st.AutoWorkers) return el('span', { className: 'chip' }, el('b', {}, st.Workers), ' workers');
-  return el('span', { className: 'chip', id: 'workers-limit', title: sch.LimitReason || '' },
-    'workers auto: ', el('b', {}, sch.Limit), ' of ', st.Workers, ' at once');
+  const sch = st.scheduler || {};
+  if (!st.auto_workers) return el('span', { className: 'chip' }, el('b', {}, st.workers), ' workers');
+  return el('span', { className: 'chip', id: 'workers-limit', title: sch.workers_limit_reason || '' },
+    'workers auto: ', el('b', {}, sch.workers_limit), ' of ', st.workers, ' at once');
+}
+
+// sourceChip says whether the source is connected and idle, and if not
+// connected since when and why (text.go's sourceText).
+function sourceChip(st, iv) {
+  const src = st.source || {};
+  if (src.connected) {
+    const idle = iv.seconds > 0 && !iv.source_per_second ? ', idle: it wrote nothing over the last ' + windowText(iv) : '';
+    return el('span', { className: 'chip ok', id: 'receiver' }, el('span', { className: 'dot' }),
+      'source connected' + (src.since ? ' since ' + sinceText(st.now, src.since) : '') + idle);
+  }
+  const since = src.since || st.started;
+  return el('span', { className: 'chip bad', id: 'receiver', title: src.last_error || '' }, el('span', { className: 'dot' }),
+    'source unreachable' + (since ? ' since ' + sinceText(st.now, since) : '') + (src.last_error ? ': ' + shorten(src.last_error, 80) : ''));
+}
+
+// targetChip says whether the target answers, since when, and why not
+// (text.go's targetText).
+function targetChip(st) {
+  const tgt = st.target || {};
+  const state = (text) => el('span', { id: 'target-state' }, text);
+  if (!tgt.since) return el('span', { className: 'chip', id: 'target' }, state('target not asked yet'));
+  if (tgt.connected) {
+    return el('span', { className: 'chip ok', id: 'target' }, el('span', { className: 'dot' }), state('target connected since ' + sinceText(st.now, tgt.since)));
+  }
+  return el('span', { className: 'chip bad', id: 'target', title: tgt.last_error || '' }, el('span', { className: 'dot' }),
+    state('target unreachable since ' + sinceText(st.now, tgt.since) + (tgt.last_error ? ': ' + shorten(tgt.last_error, 80) : '')));
 }
 
 function renderHeader(report, st, iv) {
-  fill($('endpoints'), st.Source || '?', el('span', { className: 'arrow' }, '→'), st.Target || '?');
-  const rcv = st.Receiver || {};
+  fill($('endpoints'), st.source.endpoint || '?', el('span', { className: 'arrow' }, '→'), st.target.endpoint || '?');
+  const src = st.source || {};
   const snap = report.snapshot;
   const chips = [
     el('span', { className: 'chip', id: 'snapshot', dataset: { id: snap.id }, title: 'every figure on this page is of this snapshot' },
       'snapshot ', el('b', {}, snap.id), ' · ' + clock(Date.parse(snap.time))),
-    el('span', { className: 'chip' }, 'dependency ', el('b', {}, st.Dependency || '?')),
+    el('span', { className: 'chip' }, 'dependency ', el('b', {}, st.dependency || '?')),
     workersChip(st),
-    el('span', { className: 'chip' }, 'commit order ', el('b', {}, st.PreserveOrder ? 'preserved' : 'not preserved')),
-    rcv.Connected
-      ? el('span', { className: 'chip ok', id: 'receiver' }, el('span', { className: 'dot' }), 'source connected')
-      : el('span', { className: 'chip bad', id: 'receiver', title: rcv.LastError || '' }, el('span', { className: 'dot' }),
-        'source disconnected' + (rcv.LastError ? ': ' + shorten(rcv.LastError, 80) : '')),
+    el('span', { className: 'chip' }, 'commit order ', el('b', {}, st.preserve_commit_order ? 'preserved' : 'not preserved')),
+    sourceChip(st, iv),
+    targetChip(st),
   ];
-  if (rcv.Reconnects > 0) chips.push(el('span', { className: 'chip' }, el('b', {}, rcv.Reconnects), ' reconnects'));
-  const started = Date.parse(st.Started);
-  if (st.Started && !st.Started.startsWith('0001-')) chips.push(el('span', { className: 'chip' }, 'up ' + fmtSpan((Date.parse(st.Now) - started) / 1000)));
+  if (src.reconnects > 0) chips.push(el('span', { className: 'chip' }, el('b', {}, src.reconnects), ' reconnects'));
+  if (st.started) chips.push(el('span', { className: 'chip' }, 'up ' + fmtSpan((Date.parse(st.now) - Date.parse(st.started)) / 1000)));
+  if (report.version) chips.push(el('span', { className: 'chip muted', id: 'version' }, report.version));
   fill($('facts'), chips);
 
   const lag = iv.lag_end_seconds || 0;
@@ -251,8 +283,8 @@ function renderHeader(report, st, iv) {
   lagEl.dataset.value = String(lag);
   const beyond = iv.lag_beyond_delay_seconds || 0;
   lagEl.className = 'value' + (beyond >= 60 ? ' bad' : beyond >= 5 ? ' lagging' : '');
-  lagEl.title = 'dated by ' + (st.LagMethod || '?') + (st.HeartbeatError ? ' (heartbeat not in use: ' + st.HeartbeatError + ')' : '');
-  $('lag-method').textContent = st.LagMethod ? '(' + st.LagMethod + ')' : '';
+  lagEl.title = 'dated by ' + (st.lag_method || '?') + (st.heartbeat_error ? ' (heartbeat not in use: ' + st.heartbeat_error + ')' : '');
+  $('lag-method').textContent = st.lag_method ? '(' + st.lag_method + ')' : '';
   const delayEl = $('lag-delay');
   delayEl.dataset.value = String(beyond);
   delayEl.textContent = iv.delay_seconds > 0 ? '--delay ' + fmtLag(iv.delay_seconds) + ', beyond it ' + fmtLag(beyond) : 'at this snapshot';
@@ -260,7 +292,7 @@ function renderHeader(report, st, iv) {
   rate.textContent = fmtRate(iv.applied_per_second);
   rate.dataset.value = String(iv.applied_per_second || 0);
   $('applied-window').textContent = 'mean over the last ' + windowText(iv);
-  document.title = 'paraply: lag ' + fmtLag(lag);
+  document.title = st.target && st.target.since && !st.target.connected ? 'paraply: target unreachable' : 'paraply: lag ' + fmtLag(lag);
 }
 
 function shorten(s, n) {
@@ -307,11 +339,12 @@ function renderCoordinator(iv) {
   fill($('worker-time'),
     el('div', { className: 'legend' }, 'worker time, of ' + workersNum(iv.workers_allowed) + ' workers allowed (' + (iv.capacity_seconds || 0).toFixed(1) + ' worker-seconds): ',
       el('span', { className: 'muted' }, (iv.avg_commit_ms || 0).toFixed(1) + ' ms per COMMIT, ' + fmtInt(iv.retries) + ' retries')),
-    bar([[iv.exec_share, COLOR.exec], [iv.commit_share, COLOR.commit], [iv.turn_share, COLOR.turn]]),
+    bar([[iv.exec_share, COLOR.exec], [iv.commit_share, COLOR.commit], [iv.turn_share, COLOR.turn], [iv.target_wait_share, COLOR.targetWait]]),
     el('div', { className: 'legend' },
       swatch('exec', COLOR.exec, val('share-exec', iv.exec_share)),
       swatch('commit-turn wait', COLOR.turn, val('share-turn', iv.turn_share)),
       swatch('commit', COLOR.commit, val('share-commit', iv.commit_share)),
+      swatch('waiting for the target (unreachable)', COLOR.targetWait, val('share-target-wait', iv.target_wait_share)),
       swatch('idle', COLOR.idle, val('share-idle', iv.idle_share)),
       el('span', {}, 'busy', el('span', { className: 'val' }, val('share-busy', iv.busy_share)))));
 }
@@ -355,21 +388,23 @@ function renderWorkers(report, iv) {
   const rows = [el('tr', {},
     el('th', {}, '#'), el('th', { className: 'n' }, 'txns'), el('th', { className: 'n' }, 'commits'),
     el('th', { className: 'n' }, 'retries'), el('th', {}, 'time'),
-    el('th', { className: 'n' }, 'exec'), el('th', { className: 'n' }, 'turn'), el('th', { className: 'n' }, 'commit'), el('th', { className: 'n' }, 'idle'))];
+    el('th', { className: 'n' }, 'exec'), el('th', { className: 'n' }, 'turn'), el('th', { className: 'n' }, 'commit'),
+    el('th', { className: 'n', title: 'waiting for the target, which did not answer' }, 'target'), el('th', { className: 'n' }, 'idle'))];
   const workers = report.workers || [];
   for (const w of workers) {
     rows.push(el('tr', { dataset: { worker: w.worker } },
       el('td', {}, w.worker),
       el('td', { className: 'n' }, fmtInt(w.transactions)),
-      el('td', { className: 'n' }, fmtInt(w.works)),
+      el('td', { className: 'n' }, fmtInt(w.target_transactions)),
       el('td', { className: 'n' }, fmtInt(w.retries)),
-      el('td', {}, bar([[w.exec_share, COLOR.exec], [w.commit_share, COLOR.commit], [w.turn_share, COLOR.turn]])),
+      el('td', {}, bar([[w.exec_share, COLOR.exec], [w.commit_share, COLOR.commit], [w.turn_share, COLOR.turn], [w.target_wait_share, COLOR.targetWait]])),
       el('td', { className: 'n' }, fmtPct(w.exec_share)),
       el('td', { className: 'n' }, fmtPct(w.turn_share)),
       el('td', { className: 'n' }, fmtPct(w.commit_share)),
+      el('td', { className: 'n' }, fmtPct(w.target_wait_share)),
       el('td', { className: 'n' }, fmtPct(w.idle_share))));
   }
-  if (workers.length === 0) rows.push(el('tr', {}, el('td', { colspan: 9, className: 'muted' }, 'no workers yet')));
+  if (workers.length === 0) rows.push(el('tr', {}, el('td', { colspan: 10, className: 'muted' }, 'no workers yet')));
   fill($('workers'), rows);
   const others = $('pool-others');
   if (!pool.others) {
@@ -378,26 +413,31 @@ function renderWorkers(report, iv) {
   }
   const used = pool.others_used === 0 ? 'none of them has applied anything'
     : (pool.others_used === 1 ? '1 of them' : pool.others_used + ' of them') + ' applied ' + fmtInt(pool.others_transactions) + ' transactions earlier, under a higher limit';
-  others.textContent = pool.others + ' more in the pool, not allowed now' + (st.AutoWorkers ? ' by --workers auto' : '') + ' (' + used + ')';
+  others.textContent = pool.others + ' more in the pool, not allowed now' + (st.auto_workers ? ' by --workers auto' : '') + ' (' + used + ')';
   others.hidden = false;
 }
 
 function renderPipeline(report, st) {
-  const rel = st.Relay || {};
-  const sch = st.Scheduler || {};
-  const rcv = st.Receiver || {};
+  const rel = st.relay || {};
+  const sch = st.scheduler || {};
+  const src = st.source || {};
+  const tgt = st.target || {};
   const pg = report.progress || {};
+  const iv = report.interval || {};
   const kv = (k, ...v) => el('tr', {}, el('td', {}, k), el('td', {}, ...v));
   const rows = [
+    kv('source at', el('span', { id: 'source-position' }, src.position || '–'),
+      src.position_time ? el('div', { className: 'muted' }, 'read ' + fmtSpan((Date.parse(st.now) - Date.parse(src.position_time)) / 1000) + ' ago; it wrote ' + fmtRate(iv.source_per_second) + '/s') : null),
     kv('received up to', el('span', { id: 'received-up-to' }, pg.received || '')),
     kv('applied up to', el('span', { id: 'applied-up-to' }, pg.applied || ''), el('div', { className: 'muted', id: 'checkpoint' }, 'checkpoint ' + (pg.checkpoint || ''))),
-    kv('queued', fmtInt(sch.Pending) + ' transactions, ' + fmtInt(sch.Ready) + ' ready'),
-    kv('relay log', fmtBytes(rel.Bytes) + (rel.MaxBytes ? ' of ' + fmtBytes(rel.MaxBytes) : '') + ', ' + fmtInt(rel.Segments) + (rel.Segments === 1 ? ' segment' : ' segments') + (rel.Blocked ? ' (full: receiving waits)' : '')),
-    kv('received', fmtInt(rcv.Transactions) + (rcv.Transactions === 1 ? ' transaction, ' : ' transactions, ') + fmtBytes(rcv.Bytes)),
-    kv('applied', fmtInt(sch.Committed) + ' transactions' + (sch.Skipped ? ', ' + fmtInt(sch.Skipped) + ' skipped' : '')),
+    kv('queued', fmtInt(sch.queued_transactions) + ' transactions, ' + fmtInt(sch.ready_transactions) + ' ready'),
+    kv('relay log', fmtBytes(rel.bytes) + (rel.max_bytes ? ' of ' + fmtBytes(rel.max_bytes) : '') + ', ' + fmtInt(rel.segments) + (rel.segments === 1 ? ' segment' : ' segments') + (rel.blocked ? ' (full: receiving waits)' : '')),
+    kv('received', fmtInt(src.received_transactions) + (src.received_transactions === 1 ? ' transaction, ' : ' transactions, ') + fmtBytes(src.received_bytes)),
+    kv('applied', fmtInt(sch.applied_transactions) + ' transactions' + (sch.skipped_transactions ? ', ' + fmtInt(sch.skipped_transactions) + ' skipped' : '')),
   ];
-  if (st.Flavor) rows.unshift(kv('source flavor', st.Flavor));
-  if (rcv.LastError) rows.push(kv('last error', rcv.LastError));
+  if (st.flavor) rows.unshift(kv('source flavor', st.flavor));
+  if (src.last_error) rows.push(kv('source\'s last error', src.last_error));
+  if (tgt.last_error) rows.push(kv('target\'s last error', tgt.last_error));
   fill($('pipeline'), rows);
 }
 
@@ -414,15 +454,15 @@ function renderHot(hot) {
 function drawCharts(report) {
   const s = report.series || { points: [], axes: {}, window_seconds: 10 };
   const pts = s.points || [];
-  const end = pts.length ? pts[pts.length - 1].t : Date.parse(report.snapshot.time) / 1000;
-  const col = (k) => pts.map((p) => [p.t, p[k] || 0]);
+  const end = pts.length ? pts[pts.length - 1].unix_seconds : Date.parse(report.snapshot.time) / 1000;
+  const col = (k) => pts.map((p) => [p.unix_seconds, p[k] || 0]);
   const iv = report.interval || {};
   const win = fmtSpan(s.window_seconds);
   $('throughput-sub').textContent = 'transactions per second, mean over ' + win + ' at each sample';
   $('utilization-sub').textContent = "share of the allowed workers' time over " + win + ' at each sample';
 
-  const lagSeries = [{ name: 'lag', color: COLOR.lag, points: col('lag'), area: true }];
-  if (iv.delay_seconds > 0) lagSeries.push({ name: 'beyond the delay', color: COLOR.beyond, points: col('lag_beyond_delay'), dash: [4, 3] });
+  const lagSeries = [{ name: 'lag', color: COLOR.lag, points: col('lag_seconds'), area: true }];
+  if (iv.delay_seconds > 0) lagSeries.push({ name: 'beyond the delay', color: COLOR.beyond, points: col('lag_beyond_delay_seconds'), dash: [4, 3] });
   drawChart($('lag-chart'), { end, axis: s.axes.lag, series: lagSeries });
   const lagItems = [['lag', COLOR.lag, fmtLag(iv.lag_end_seconds)]];
   if (iv.delay_seconds > 0) lagItems.push(['beyond the delay', COLOR.beyond, fmtLag(iv.lag_beyond_delay_seconds)]);
@@ -431,8 +471,8 @@ function drawCharts(report) {
   drawChart($('throughput-chart'), {
     end, axis: s.axes.throughput,
     series: [
-      { name: 'received', color: COLOR.received, points: col('received'), dash: [4, 3] },
-      { name: 'applied', color: COLOR.applied, points: col('applied'), area: true },
+      { name: 'received', color: COLOR.received, points: col('received_per_second'), dash: [4, 3] },
+      { name: 'applied', color: COLOR.applied, points: col('applied_per_second'), area: true },
     ],
   });
   fill($('throughput-legend'), legend([
@@ -443,15 +483,17 @@ function drawCharts(report) {
   drawChart($('utilization-chart'), {
     end, axis: s.axes.utilization, stacked: true,
     series: [
-      { name: 'exec', color: COLOR.exec, points: col('exec') },
-      { name: 'commit', color: COLOR.commit, points: col('commit') },
-      { name: 'turn', color: COLOR.turn, points: col('turn') },
+      { name: 'exec', color: COLOR.exec, points: col('exec_share') },
+      { name: 'commit', color: COLOR.commit, points: col('commit_share') },
+      { name: 'turn', color: COLOR.turn, points: col('turn_share') },
+      { name: 'target wait', color: COLOR.targetWait, points: col('target_wait_share') },
     ],
   });
   fill($('utilization-legend'), legend([
     ['exec', COLOR.exec, fmtPct(iv.exec_share)],
     ['commit', COLOR.commit, fmtPct(iv.commit_share)],
     ['turn', COLOR.turn, fmtPct(iv.turn_share)],
+    ['waiting for the target', COLOR.targetWait, fmtPct(iv.target_wait_share)],
     ['idle', COLOR.idle, fmtPct(iv.idle_share)],
   ]));
 }
