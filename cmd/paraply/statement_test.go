@@ -41,6 +41,21 @@ func statementCases(loadFile string) []fidelityCase {
 			"INSERT INTO t VALUES (1, @s, @n, @f, @d, @u, @z)",
 			"SET @k = 7", "UPDATE t SET n = n + @k WHERE id = 1",
 		}},
+		// User variables of character set binary (issue 41): a geometry,
+		// a BLOB column's value and UNHEX's result, each read by a
+		// statement the source logged as a statement.
+		{name: "binary_user_vars", stmts: []string{
+			"CREATE TABLE g (id INT PRIMARY KEY, g GEOMETRY NOT NULL, b BLOB, h VARBINARY(16), SPATIAL KEY (g))",
+			"INSERT INTO g VALUES (1, ST_GeomFromText('POINT(1 1)'), 'one', NULL), (2, ST_GeomFromText('POINT(5 5)'), 'two', NULL), " +
+				"(3, ST_GeomFromText('POINT(1.5 0.5)'), 'three', NULL)",
+			"SET @g1 = ST_GeomFromText('POLYGON((0 0,0 2,2 2,2 0,0 0))')",
+			"DELETE FROM g WHERE MBRWithin(g.g, @g1) AND id = 1",
+			"INSERT INTO g (id, g, b) VALUES (4, @g1, 'four')",
+			"SELECT b INTO @b FROM g WHERE id = 2",
+			"UPDATE g SET b = CONCAT(@b, 0x00ff, @b) WHERE id = 3",
+			"SET @h = UNHEX('00FF10E9')",
+			"UPDATE g SET h = @h WHERE id IN (2, 4)",
+		}},
 		{name: "rand", stmts: []string{
 			"CREATE TABLE t (id INT PRIMARY KEY, r DOUBLE)",
 			"INSERT INTO t VALUES (1, RAND()), (2, RAND())", "UPDATE t SET r = RAND() * id",

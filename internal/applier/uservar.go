@@ -32,6 +32,12 @@ func userVarSQL(v binlog.UserVar, mariadb bool) (string, []any, error) {
 		if co == "" || cs == "" || !isName(co) || !isName(cs) {
 			return "", nil, fmt.Errorf("unknown collation id %d", v.Collation)
 		}
+		if cs == "binary" {
+			// A geometry, a BLOB's value, UNHEX(...): the server's
+			// grammar takes no COLLATE binary after an expression, and
+			// the binary character set has no other collation.
+			return set + "CONVERT(? USING binary)", []any{v.Value}, nil
+		}
 		return set + "CONVERT(? USING " + cs + ") COLLATE " + co, []any{v.Value}, nil
 	case binlog.UserVarReal:
 		if len(v.Value) < 8 {

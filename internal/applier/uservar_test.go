@@ -45,6 +45,8 @@ func TestUserVarSQL(t *testing.T) {
 	}{
 		{binlog.UserVar{Name: "s", Type: binlog.UserVarString, Collation: 31, Value: []byte("gr\xfc\xdfe")},
 			"SET @`s` = CONVERT(? USING latin1) COLLATE latin1_german2_ci", []any{[]byte("gr\xfc\xdfe")}},
+		{binlog.UserVar{Name: "g", Type: binlog.UserVarString, Collation: 63, Value: []byte{0, 0, 0, 0, 1}},
+			"SET @`g` = CONVERT(? USING binary)", []any{[]byte{0, 0, 0, 0, 1}}},
 		{binlog.UserVar{Name: "n", Type: binlog.UserVarInt, Value: le(uint64(math.MaxUint64))}, "SET @`n` = ?", []any{int64(-1)}},
 		{binlog.UserVar{Name: "u", Type: binlog.UserVarInt, Value: le(uint64(math.MaxUint64)), Unsigned: true}, "SET @`u` = ?", []any{uint64(math.MaxUint64)}},
 		{binlog.UserVar{Name: "f", Type: binlog.UserVarReal, Value: le(math.Float64bits(2.5e-3))}, "SET @`f` = ?", []any{2.5e-3}},
