@@ -298,6 +298,7 @@ func mtrLines(rows [][]string) []string {
 // differences of the two replicas can be matched; text says how.
 type mtrDifference struct {
 	key, text string
+	object    string // the object's key in the snapshot (mtrKey)
 }
 
 // mtrDiff compares a replica's snapshot with the source's and lists the
@@ -319,7 +320,7 @@ func mtrDiff(src, rep mtrSnapshot, rowsDiffer func(mtrObject) string) []mtrDiffe
 	slices.Sort(keys)
 	var diffs []mtrDifference
 	add := func(k, aspect, text string) {
-		diffs = append(diffs, mtrDifference{key: k + " " + aspect, text: k + ": " + text})
+		diffs = append(diffs, mtrDifference{key: k + " " + aspect, text: k + ": " + text, object: k})
 	}
 	for _, k := range keys {
 		s, inSrc := src[k]

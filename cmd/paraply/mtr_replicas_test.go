@@ -161,7 +161,10 @@ func (r *mtrRig) waitParaply(ctx context.Context, pos string, limit time.Duratio
 		if msg, ok := r.paraply.exited(); ok {
 			return msg
 		}
-		if r.paraplyCovers(ctx, pos) {
+		if !r.tgt.Running() {
+			return "its target's server exited"
+		}
+		if checkpointCovers(ctx, r.tdb, pos) {
 			return ""
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -169,18 +172,18 @@ func (r *mtrRig) waitParaply(ctx context.Context, pos string, limit time.Duratio
 	return fmt.Sprintf("did not apply %s within %s", pos, limit)
 }
 
-// paraplyCovers reports whether paraply's checkpoint on its target says
-// that every transaction up to pos is applied. paraply commits
+// checkpointCovers reports whether paraply's checkpoint on its target
+// (tdb) says that every transaction up to pos is applied. paraply commits
 // transactions out of order, so a GTID in paraply.applied says nothing
 // about the ones before it: each must be there or below the mark. Rows
 // keyed by a marker (a CREATE ... SELECT's DDL records "GTID/ddl1" before
 // its rows are applied) do not count.
-func (r *mtrRig) paraplyCovers(ctx context.Context, pos string) bool {
+func checkpointCovers(ctx context.Context, tdb *sql.DB, pos string) bool {
 	var mark string
-	if err := r.tdb.QueryRowContext(ctx, "SELECT position FROM paraply.progress WHERE id = 1").Scan(&mark); err != nil {
+	if err := tdb.QueryRowContext(ctx, "SELECT position FROM paraply.progress WHERE id = 1").Scan(&mark); err != nil {
 		return false
 	}
-	rows, err := mtrRows(ctx, r.tdb, "SELECT gtid, IFNULL(others, '') FROM paraply.applied")
+	rows, err := mtrRows(ctx, tdb, "SELECT gtid, IFNULL(others, '') FROM paraply.applied")
 	if err != nil {
 		return false
 	}

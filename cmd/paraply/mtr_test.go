@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paraply/paraply/internal/sandbox"
 )
 
 // TestMariaDBSuite is a differential fidelity test over MariaDB's own test
@@ -165,6 +167,7 @@ type mtrResult struct {
 	checks  int
 	detail  string // paraply's first error or first difference; why it was skipped
 	took    time.Duration
+	crashes []mtrCrash // replicas' servers that died while the file ran
 }
 
 // mtrFile is the state of the file being run.
@@ -173,8 +176,12 @@ type mtrFile struct {
 	lastPos        string // the source's position at the last comparison
 	nativeStopped  string
 	paraplyStopped string
-	broken         string // the harness could not compare (a server went away)
-	artifacts      int    // tables whose CHECKSUM TABLE differed on equal rows
+	// A replica's server that died: what it left (mtrCrash.summary);
+	// crashes keeps the whole of each.
+	nativeCrashed, paraplyCrashed string
+	crashes                       []mtrCrash
+	broken                        string // the harness could not compare (a server went away)
+	artifacts                     int    // tables whose CHECKSUM TABLE differed on equal rows
 }
 
 // mtrRunFile resets the rig, runs one file with its checkpoints, and
@@ -191,7 +198,8 @@ func mtrRunFile(t *testing.T, rig *mtrRig, runner *mtrRunner, rel string) mtrRes
 	})
 	res.took = run.took
 	if run.sourceGone {
-		st.broken = "the source's server exited (the file shuts it down, or crashed it)"
+		c := mtrCrashReport("the source", rig.src.LogPath)
+		st.broken = "the source's server exited (the file shuts it down, or crashed it): " + c.summary
 	}
 	if !run.started || run.exit == 62 {
 		res.verdict, res.detail = verdictSkipped, "mariadb-test: "+run.message
@@ -202,6 +210,10 @@ func mtrRunFile(t *testing.T, rig *mtrRig, runner *mtrRunner, rel string) mtrRes
 	}
 	res.checks = len(st.checks)
 	res.verdict, res.detail = mtrJudge(st.checks)
+	res.crashes = st.crashes
+	for _, c := range st.crashes {
+		t.Logf("%s: %s's server died: %s\n%s", rel, c.server, c.summary, c.excerpt)
+	}
 	if st.artifacts > 0 {
 		t.Logf("%s: CHECKSUM TABLE differed on equal rows %d times", rel, st.artifacts)
 	}
@@ -244,21 +256,54 @@ func (r *mtrRig) check(ctx context.Context, st *mtrFile, at string) {
 		return
 	}
 	c := mtrCheck{at: at}
-	c.native = r.compare(ctx, st, src, r.ndb, st.nativeStopped)
-	c.paraply = r.compare(ctx, st, src, r.tdb, st.paraplyStopped)
+	c.native = r.compare(ctx, st, src, mtrReplica{"MariaDB's replica", r.native, r.ndb, &st.nativeStopped, &st.nativeCrashed})
+	c.paraply = r.compare(ctx, st, src, mtrReplica{"paraply's target", r.tgt, r.tdb, &st.paraplyStopped, &st.paraplyCrashed})
 	st.checks = append(st.checks, c)
 }
 
-// compare compares one replica's target with the source's snapshot.
-func (r *mtrRig) compare(ctx context.Context, st *mtrFile, src mtrSnapshot, db *sql.DB, stopped string) mtrSide {
-	if stopped != "" {
-		return mtrSide{stopped: stopped}
+// mtrReplica is one replica as a checkpoint sees it: its server, the
+// harness's pool on it, and where the file's state records that it
+// stopped or that its server died.
+type mtrReplica struct {
+	name             string
+	srv              *sandbox.Server
+	db               *sql.DB
+	stopped, crashed *string
+}
+
+// crashed records the crash of the replica's server, if it is gone, and
+// reports whether it is.
+func (rep mtrReplica) died(st *mtrFile) bool {
+	if *rep.crashed != "" {
+		return true
 	}
-	rep, err := mtrTakeSnapshot(ctx, db)
+	if !mtrGone(rep.srv) {
+		return false
+	}
+	c := mtrCrashReport(rep.name, rep.srv.LogPath)
+	st.crashes = append(st.crashes, c)
+	*rep.crashed = c.summary
+	return true
+}
+
+// compare compares one replica's target with the source's snapshot.
+func (r *mtrRig) compare(ctx context.Context, st *mtrFile, src mtrSnapshot, rep mtrReplica) mtrSide {
+	if *rep.stopped != "" {
+		if rep.died(st) {
+			return mtrSide{crashed: *rep.crashed}
+		}
+		return mtrSide{stopped: *rep.stopped}
+	}
+	snap, err := mtrTakeSnapshot(ctx, rep.db)
 	if err != nil {
+		if rep.died(st) {
+			*rep.stopped = "its server died"
+			return mtrSide{crashed: *rep.crashed}
+		}
 		return mtrSide{stopped: "reading its target: " + err.Error()}
 	}
-	diffs := mtrDiff(src, rep, func(o mtrObject) string {
+	db := rep.db
+	diffs := mtrDiff(src, snap, func(o mtrObject) string {
 		want, err := mtrDump(ctx, r.sdb, o)
 		if err != nil {
 			return "cannot read the source's rows: " + err.Error()
