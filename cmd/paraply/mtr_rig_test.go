@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ type mtrRig struct {
 // change what statements do (not only how fast they run), for all three
 // servers; files is secure_file_priv.
 func mtrServerArgs(files string) []string {
-	return []string{
+	args := []string{
 		"--character-set-server=latin1", "--collation-server=latin1_swedish_ci",
 		"--default-storage-engine=myisam",
 		"--local-infile", "--secure-file-priv=" + files,
@@ -54,11 +55,28 @@ func mtrServerArgs(files string) []string {
 		"--use-stat-tables=preferably", "--histogram-type=json_hb",
 		"--binlog-direct-non-transactional-updates",
 		"--connect-timeout=60",
-		// suite/versioning needs the first (its tests skip without
-		// $TEST_VERSIONING_SO); the engines are plugins in Debian's
-		// build, and tests that use them skip without them.
-		"--plugin-load-add=test_versioning.so", "--plugin-load-add=ha_archive.so", "--plugin-load-add=ha_blackhole.so",
 	}
+	for _, p := range mtrPlugins {
+		args = append(args, "--plugin-load-add="+p.lib)
+	}
+	return args
+}
+
+// mtrPlugins are the plugins every server of the rig loads, and the
+// variable mysql-test-run names each by (tests and suite.opt files use
+// it; the runner sets it). suite/versioning needs test_versioning (its
+// tests skip without $TEST_VERSIONING_SO), and plugin/type_mysql_timestamp
+// its type; the engines are plugins in Debian's build, and tests that use
+// them skip without them.
+var mtrPlugins = []struct{ env, lib string }{
+	{"TEST_VERSIONING_SO", "test_versioning.so"}, {"TYPE_MYSQL_TIMESTAMP_SO", "type_mysql_timestamp.so"},
+	{"HA_ARCHIVE_SO", "ha_archive.so"}, {"HA_BLACKHOLE_SO", "ha_blackhole.so"},
+}
+
+// mtrLoadsPlugin reports whether the rig loads the plugin named as a
+// suite.opt names it: $X_SO.
+func mtrLoadsPlugin(ref string) bool {
+	return slices.ContainsFunc(mtrPlugins, func(p struct{ env, lib string }) bool { return "$"+p.env == ref })
 }
 
 // newMTRRig starts the servers (only the source when replicas is false)

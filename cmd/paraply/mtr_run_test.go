@@ -157,11 +157,7 @@ func (m *mtrRunner) prepare(rel string) (path, suiteDir string, err error) {
 	}
 	// A suite keeps its tests in t/ or, as main and sql_sequence do, at
 	// its top.
-	suiteDir = filepath.Dir(orig)
-	if filepath.Base(suiteDir) == "t" {
-		suiteDir = filepath.Dir(suiteDir)
-	}
-	return path, suiteDir + "/", nil
+	return path, mtrSuiteDir(orig) + "/", nil
 }
 
 // command is mariadb-test running a prepared file on the source, with the
@@ -177,9 +173,15 @@ func (m *mtrRunner) command(path, suiteDir string) *exec.Cmd {
 	cmd.Env = append(os.Environ(),
 		"MYSQLTEST_VARDIR="+vardir, "MYSQL_TEST_DIR="+mtrDir, "MYSQL_TMP_DIR="+filepath.Join(vardir, "tmp"),
 		"MYSQL_SHAREDIR=/usr/share/mysql", "MYSQL_CHARSETSDIR=/usr/share/mysql/charsets",
-		"MTR_SUITE_DIR="+strings.TrimSuffix(suiteDir, "/"), "MASTER_MYPORT="+port, "MASTER_MYSOCK="+src.Socket, "TEST_VERSIONING_SO=test_versioning.so",
+		"MTR_SUITE_DIR="+strings.TrimSuffix(suiteDir, "/"), "MASTER_MYPORT="+port, "MASTER_MYSOCK="+src.Socket,
+		// suite/storage_engine's files test the engine $ENGINE names:
+		// the servers' default.
+		"ENGINE=MyISAM",
 		"MYSQL=mariadb"+client, "MYSQL_DUMP=mariadb-dump"+client, "MYSQL_BINLOG=mariadb-binlog --no-defaults",
 		mtrCheckEnv+"="+m.checkURL)
+	for _, p := range mtrPlugins {
+		cmd.Env = append(cmd.Env, p.env+"="+p.lib)
+	}
 	// mysql-test-run runs it in mysql-test/, where --require files and
 	// a few relative paths are looked up.
 	cmd.Dir = mtrDir
