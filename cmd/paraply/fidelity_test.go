@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +23,10 @@ import (
 type fidelityCase struct {
 	name  string
 	stmts []string
+	// background statements run over and over in a third session while
+	// stmts run (writes beside DDL); they may fail (a lock wait), but
+	// some must succeed.
+	background []string
 	// sql is set when the SQL apply path applies the case exactly too;
 	// otherwise that path must refuse it (TestFidelitySQLPathRefuses).
 	sql bool
@@ -393,6 +398,39 @@ func fidelityCases(loadFile string) []fidelityCase {
 			"INSERT INTO k VALUES (REPEAT('k', 300), 1), ('k', 2), (REPEAT('k', 300), 4)",
 			"UPDATE k SET n = 3 WHERE n = 1", "DELETE FROM k WHERE n = 2",
 		}},
+		{name: "partitions", sql: true, stmts: []string{
+			// Range, hash and subpartitioned tables, MyISAM and InnoDB,
+			// with and without a primary key, re-partitioned while
+			// another session writes to them (issue 41).
+			"CREATE TABLE r (a INT NOT NULL, b INT NOT NULL, c INT NOT NULL, PRIMARY KEY (a, b)) ENGINE=MyISAM " +
+				"PARTITION BY RANGE (a) (PARTITION x1 VALUES LESS THAN (5) TABLESPACE ts1, PARTITION x2 VALUES LESS THAN (10) TABLESPACE ts2, PARTITION x3 VALUES LESS THAN MAXVALUE TABLESPACE ts3)",
+			"CREATE TABLE h (a INT NOT NULL, b INT NOT NULL, c INT NOT NULL) ENGINE=MyISAM PARTITION BY HASH (a) PARTITIONS 3",
+			"CREATE TABLE s (a INT NOT NULL, b INT NOT NULL, c INT NOT NULL, PRIMARY KEY (a, b)) ENGINE=MyISAM " +
+				"PARTITION BY RANGE (a) SUBPARTITION BY HASH (a + b) (PARTITION x1 VALUES LESS THAN (10) " +
+				"(SUBPARTITION x11 TABLESPACE t1 NODEGROUP 0, SUBPARTITION x12 TABLESPACE t2 NODEGROUP 1), " +
+				"PARTITION x2 VALUES LESS THAN MAXVALUE (SUBPARTITION x21, SUBPARTITION x22))",
+			"CREATE TABLE i (a INT NOT NULL, b INT NOT NULL, c INT NOT NULL, PRIMARY KEY (a, b)) ENGINE=InnoDB " +
+				"PARTITION BY RANGE (a) SUBPARTITION BY KEY (b) SUBPARTITIONS 2 (PARTITION p0 VALUES LESS THAN (20), PARTITION p1 VALUES LESS THAN (40))",
+			"CREATE TABLE k (a INT NOT NULL, b INT NOT NULL, c INT NOT NULL) ENGINE=InnoDB PARTITION BY KEY (a) PARTITIONS 2",
+			"INSERT INTO r SELECT seq % 40, seq, 0 FROM seq_1_to_200", "INSERT INTO h SELECT seq % 40, seq, 0 FROM seq_1_to_200",
+			"INSERT INTO s SELECT seq % 40, seq, 0 FROM seq_1_to_200", "INSERT INTO i SELECT seq % 40, seq, 0 FROM seq_1_to_200",
+			"INSERT INTO k SELECT seq % 40, seq, 0 FROM seq_1_to_200",
+			"ALTER TABLE r PARTITION BY RANGE (a) (PARTITION x1 VALUES LESS THAN (8), PARTITION x2 VALUES LESS THAN (16), PARTITION x3 VALUES LESS THAN MAXVALUE)",
+			"ALTER TABLE h PARTITION BY HASH (a) PARTITIONS 5", "ALTER TABLE s ADD COLUMN d INT", "ALTER TABLE k PARTITION BY LINEAR HASH (a) PARTITIONS 3",
+			"ALTER TABLE i ADD PARTITION (PARTITION p2 VALUES LESS THAN (60))", "DO SLEEP(0.2)",
+			"ALTER TABLE r REORGANIZE PARTITION x3 INTO (PARTITION x3 VALUES LESS THAN (30), PARTITION x4 VALUES LESS THAN MAXVALUE)",
+			"ALTER TABLE h COALESCE PARTITION 2", "ALTER TABLE r TRUNCATE PARTITION x1", "ALTER TABLE i DROP PARTITION p0",
+			"ALTER TABLE k REMOVE PARTITIONING", "ALTER TABLE s PARTITION BY KEY (a) PARTITIONS 2", "DO SLEEP(0.2)",
+			"ALTER TABLE k PARTITION BY RANGE (a) (PARTITION p0 VALUES LESS THAN (20), PARTITION p1 VALUES LESS THAN MAXVALUE)",
+			"ALTER TABLE h REMOVE PARTITIONING", "ALTER TABLE r PARTITION BY HASH (a) PARTITIONS 2",
+		}, background: []string{
+			"INSERT IGNORE INTO r (a, b, c) VALUES (FLOOR(RAND() * 40), FLOOR(RAND() * 100000), 1)",
+			"UPDATE h SET c = c + 1 WHERE a = FLOOR(RAND() * 40)",
+			"INSERT IGNORE INTO s (a, b, c) VALUES (FLOOR(RAND() * 40), FLOOR(RAND() * 100000), 1)",
+			"DELETE FROM i WHERE a = FLOOR(RAND() * 60) LIMIT 1",
+			"INSERT INTO k (a, b, c) VALUES (FLOOR(RAND() * 40), 0, 2)",
+			"UPDATE i SET c = c + 1 WHERE a < 60 AND b = FLOOR(RAND() * 200)",
+		}},
 		{name: "event", sql: true, stmts: []string{
 			"CREATE TABLE ticks (id INT AUTO_INCREMENT PRIMARY KEY, at DATETIME(6))",
 			// Runs on the source; a replica must not run it too.
@@ -475,6 +513,10 @@ func (r *fidelityRig) run(t *testing.T, c fidelityCase) {
 	}
 	defer other.Close()
 	db := "f_" + c.name
+	if len(c.background) > 0 {
+		done := r.background(t, db, c.background)
+		defer done()
+	}
 	for _, q := range append([]string{"CREATE DATABASE " + db, "USE " + db}, c.stmts...) {
 		c := conn
 		if s, ok := strings.CutPrefix(q, "@other "); ok {
@@ -491,6 +533,45 @@ func (r *fidelityRig) run(t *testing.T, c fidelityCase) {
 			t.Fatalf("%s: %s: no error, want one", db, q)
 		case !fail && err != nil:
 			t.Fatalf("%s: %s: %v", db, q, err)
+		}
+	}
+}
+
+// background runs stmts over and over in a session of its own, in
+// database db once it exists, until the returned function is called; that
+// function fails the test if none of them succeeded.
+func (r *fidelityRig) background(t *testing.T, db string, stmts []string) func() {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	conn, err := r.sdb.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ok atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			if _, err := conn.ExecContext(ctx, "USE "+db); err != nil {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			for _, q := range stmts {
+				// A statement that waits for a lock the DDL holds, or
+				// meets a table between its definitions, fails: what
+				// it did not write is not replicated either.
+				if _, err := conn.ExecContext(ctx, q); err == nil {
+					ok.Add(1)
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		conn.Close()
+		if ok.Load() == 0 {
+			t.Errorf("%s: none of the background statements succeeded", db)
 		}
 	}
 }
@@ -563,6 +644,13 @@ func dumpDatabase(t *testing.T, conn *sql.DB, db string) string {
 	rows.Close()
 	var b strings.Builder
 	for _, tb := range tables {
+		// The definition too (partitions, engine), without the
+		// AUTO_INCREMENT counter, which follows the rows a server
+		// inserted rather than the source's history.
+		var name, def string
+		if err := conn.QueryRow(fmt.Sprintf("SHOW CREATE TABLE `%s`.`%s`", db, tb.name)).Scan(&name, &def); err == nil {
+			fmt.Fprintf(&b, "%s\n", autoIncrement.ReplaceAllString(def, ""))
+		}
 		q := fmt.Sprintf("SELECT * FROM `%s`.`%s`", db, tb.name)
 		if tb.typ == "SYSTEM VERSIONED" {
 			q = fmt.Sprintf("SELECT *, ROW_START, ROW_END FROM `%s`.`%s` FOR SYSTEM_TIME ALL", db, tb.name)
