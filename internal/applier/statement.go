@@ -110,8 +110,9 @@ func (w *worker) executeStatements(ctx context.Context, work *stage.Work, turnFi
 	if errors.Is(err, errStatementsFailed) {
 		w.log.Info("a packet of statements failed; applying the work again one statement at a time to name it", "gtid", work.Txns[0].GTID, "err", err)
 		var d2 time.Duration
-		// Its turn has come if a first part waited for it.
-		d2, err = w.statementsOnce(ctx, work, turnFirst || work.AfterTurn != nil, true, tm)
+		// In two parts again if the first was: the wait for the turn
+		// returns at once if it came already.
+		d2, err = w.statementsOnce(ctx, work, turnFirst, true, tm)
 		d += d2
 	}
 	return d, err
@@ -130,6 +131,7 @@ func (w *worker) statementsOnce(ctx context.Context, work *stage.Work, turnFirst
 	}
 	p := stmtPacket{single: single}
 	twoParts := work.AfterTurn != nil && !turnFirst && w.p.cfg.PreserveOrder
+	atTurn := turnFirst
 	for _, part := range []part{beforeTurn, afterTurn} {
 		if !twoParts && part == afterTurn {
 			break
@@ -139,17 +141,18 @@ func (w *worker) statementsOnce(ctx context.Context, work *stage.Work, turnFirst
 				continue
 			}
 			if err := w.txnStatements(ctx, conn, work, i, &p); err != nil {
-				return time.Since(t0), w.abandonStatements(ctx, conn, err)
+				return time.Since(t0), w.abandonStatements(ctx, conn, work, err, atTurn)
 			}
 		}
 		if err := w.flushStatements(ctx, conn, work, &p); err != nil {
-			return time.Since(t0), w.abandonStatements(ctx, conn, err)
+			return time.Since(t0), w.abandonStatements(ctx, conn, work, err, atTurn)
 		}
 		if twoParts && part == beforeTurn {
 			t1 := time.Now()
 			if err := w.waitTurn(ctx, work, tm); err != nil {
-				return time.Since(t0), w.abandonStatements(ctx, conn, err)
+				return time.Since(t0), w.abandonStatements(ctx, conn, work, err, atTurn)
 			}
+			atTurn = true
 			t0 = t0.Add(time.Since(t1)) // the wait is Turn, not Exec
 		}
 	}
@@ -177,16 +180,22 @@ func (w *worker) statementsOnce(ctx context.Context, work *stage.Work, turnFirst
 	return time.Since(t0), nil
 }
 
-// abandonStatements rolls back the work's target transaction after err,
-// which it returns. The session's settings may be the source's: a session
-// that cannot have them back goes (the rollback may have closed it
-// already), and with it what temporary tables it held.
-func (w *worker) abandonStatements(ctx context.Context, conn *sql.Conn, err error) error {
-	w.rollback(conn)
+// abandonStatements rolls back the work's target transaction after err
+// and returns the error to go on with: err, or, as for SQL (abandon), a
+// transient error to retry, or errNotHead for a work that failed before
+// its turn (what failed may be an earlier transaction's doing). The
+// session's settings may be the source's: a session that cannot have them
+// back goes (the rollback may have closed it already), and with it what
+// temporary tables it held.
+func (w *worker) abandonStatements(ctx context.Context, conn *sql.Conn, work *stage.Work, err error, atTurn bool) error {
+	again := w.abandon(conn, work, err, atTurn)
 	if w.conn != nil {
 		if _, rerr := conn.ExecContext(ctx, w.restoreSession()); rerr != nil {
 			w.closeConn()
 		}
+	}
+	if again != nil {
+		return again
 	}
 	return err
 }
