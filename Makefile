@@ -152,4 +152,4 @@ MTR_FORMAT ?= ROW
 fidelity-mtr: deps
 	@mkdir -p bin
 	PARAPLY_MTR_LIST=full PARAPLY_MTR_BINLOG_FORMAT=$(MTR_FORMAT) PARAPLY_MTR_REPORT=$(CURDIR)/bin/mtr.md \
-		$(GO) test -count=1 -v -timeout 120m -run '^TestMariaDBSuite$$' ./cmd/paraply
+		$(GO) test -count=1 -v -timeout 300m -run '^TestMariaDBSuite$$' ./cmd/paraply

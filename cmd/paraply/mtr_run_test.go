@@ -166,7 +166,9 @@ func (m *mtrRunner) command(path, suiteDir string) *exec.Cmd {
 	src, vardir := m.rig.src, m.rig.vardir
 	port := strconv.Itoa(src.Port)
 	client := " --no-defaults --user=root --port=" + port + " --socket=" + src.Socket
-	cmd := exec.Command("mariadb-test", "--no-defaults", "--host=127.0.0.1", "--port="+port, "--socket="+src.Socket,
+	// Over the socket, as mysql-test-run connects: accounts a file
+	// creates at localhost (change_user, connect) are found.
+	cmd := exec.Command("mariadb-test", "--no-defaults", "--host=localhost", "--port="+port, "--socket="+src.Socket,
 		"--user=root", "--database=test", "--basedir="+mtrDir+"/", "--suite-dir="+suiteDir, "--test-file="+path,
 		"--tmpdir="+filepath.Join(vardir, "tmp"), "--logdir="+filepath.Join(vardir, "log"),
 		"--skip-ssl", "--max-connect-retries=3", "--silent")
