@@ -76,6 +76,11 @@ type stmtPacket struct {
 	db  string
 	// single sends every statement in a packet of its own.
 	single bool
+	// last is the session of the statement added last, its clock left
+	// out, when the session has all its settings (hasLast): a statement
+	// of the same session needs no SET (addStatement).
+	last    binlog.QuerySession
+	hasLast bool
 }
 
 // reset empties p's text, keeping what it set on the session.
@@ -269,6 +274,7 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *stage.
 				return err
 			}
 			clear(p.set) // loadData gave the session its own settings back
+			p.hasLast = false
 		default:
 			if err := w.statement(ctx, conn, work, p, i, st); err != nil {
 				return err
@@ -307,6 +313,7 @@ func (w *worker) ownSettings(ctx context.Context, conn *sql.Conn, p *stmtPacket)
 		return err
 	}
 	clear(p.set)
+	p.hasLast = false
 	return nil
 }
 
@@ -329,27 +336,35 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 		b.WriteString("USE " + schema.QuoteIdent(st.Schema) + ";\n")
 		p.db = st.Schema
 		delete(p.set, "@@session.collation_database") // USE set the database's own
+		p.hasLast = false
 	}
 	if p.set == nil {
 		p.set = map[string]string{}
 	}
 	prefixed := prefixable(st.Query)
-	var changed, own []assignment
-	all := statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st, true)
-	for _, a := range all {
-		if prefixed && perStatement[a.name] != "" {
-			own = append(own, a)
-			continue
+	c := &st.Context
+	same := st.Session
+	same.Microseconds = 0 // the clock's: the prefix sets it
+	if !prefixed || !p.hasLast || same != p.last || c.HasLastInsertID || c.HasRand {
+		// The settings the session lacks: none for a statement of the
+		// session of the one before, the common case, which skips
+		// working them out.
+		var changed []assignment
+		for _, a := range statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st, true) {
+			if prefixed && perStatement[a.name] != "" {
+				continue
+			}
+			if v, ok := p.set[a.name]; !ok || v != a.value {
+				changed = append(changed, a)
+				p.set[a.name] = a.value
+			}
 		}
-		if v, ok := p.set[a.name]; !ok || v != a.value {
-			changed = append(changed, a)
-			p.set[a.name] = a.value
+		if len(changed) > 0 {
+			b.WriteString(setStatement(changed) + ";\n")
 		}
+		p.last, p.hasLast = same, prefixed
 	}
-	if len(changed) > 0 {
-		b.WriteString(setStatement(changed) + ";\n")
-	}
-	for _, v := range st.Context.UserVars {
+	for _, v := range c.UserVars {
 		q, args, err := userVarSQL(v, w.mariadb)
 		if err != nil {
 			return fmt.Errorf("user variable @%s: %w", v.Name, err)
@@ -357,12 +372,26 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 		b.WriteString(inline(q, args) + ";\n")
 	}
 	if prefixed {
-		b.WriteString(statementPrefix(own, p.set["@@session.insert_id"]))
+		b.WriteString(statementPrefix(ownAssignments(st), p.set["@@session.insert_id"]))
 	}
 	// A newline ends a comment the statement may end with.
 	b.WriteString(st.Query + "\n;")
 	p.stmts = append(p.stmts, stmtRef{txn: i, st: st})
 	return nil
+}
+
+// ownAssignments are the session variables of perStatement that st's
+// context sets, as statementSession and statementContext give them.
+func ownAssignments(st *binlog.Statement) []assignment {
+	as := make([]assignment, 0, 3)
+	if st.When != 0 {
+		as = append(as, assignment{"@@session.timestamp", literal(statementTime(st))})
+	}
+	as = append(as, assignment{"@@session.insert_id", literal(st.Context.InsertID)})
+	if st.ThreadID != 0 {
+		as = append(as, assignment{"@@session.pseudo_thread_id", literal(st.ThreadID)})
+	}
+	return as
 }
 
 // perStatement names the session variables that a statement's context
