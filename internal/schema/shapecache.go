@@ -50,7 +50,7 @@ func (c *shapeCache) read(currentSchema, query string) *statementRead {
 	}
 	sc := c.scans.Get().(*shapeScan)
 	defer func() {
-		if cap(sc.clean) <= scanBufferKeep && cap(sc.key) <= scanBufferKeep {
+		if cap(sc.buf) <= scanBufferKeep && cap(sc.key) <= scanBufferKeep {
 			c.scans.Put(sc)
 		}
 	}()

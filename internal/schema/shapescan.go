@@ -21,7 +21,8 @@ const (
 // shapeScan is the scratch a shape scan fills: buffers reused from one
 // statement to the next (see scans).
 type shapeScan struct {
-	clean []byte  // the cleaned text, as cleanQuery gives it
+	buf   []byte  // the cleaned text before trimming
+	clean []byte  // the cleaned text, as cleanQuery gives it (in buf)
 	key   []byte  // current database, 0, the shape
 	ints  []int64 // the integer literals' values, in order
 }
@@ -32,8 +33,8 @@ type shapeScan struct {
 // does (an unterminated quote, a "--" the parser would take for a
 // comment, a byte equal to a mark).
 func (s *shapeScan) scan(currentSchema, query string) bool {
-	s.clean = appendCleaned(s.clean[:0], query)
-	text, ok := trimCleaned(s.clean)
+	s.buf = appendCleaned(s.buf[:0], query)
+	text, ok := trimCleaned(s.buf)
 	if !ok || !dmlVerb(text) {
 		return false
 	}

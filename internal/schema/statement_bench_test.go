@@ -22,6 +22,7 @@ var sysbenchStatements = []string{
 // transaction's statements are new (as in a binlog).
 func BenchmarkStatementReading(b *testing.B) {
 	n := 0
+	defer reportCPU(b, &n)()
 	for b.Loop() {
 		n++
 		for _, q := range sysbenchStatements {
