@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"slices"
+
 	"github.com/paraply/paraply/internal/deptrack"
 	"github.com/paraply/paraply/internal/stage"
 )
@@ -27,7 +29,8 @@ type core struct {
 	bytes    int
 	maxTxns  int
 	maxBytes int
-	cursor   uint64 // no transaction below it is both admitted and undispatched
+	cursor   uint64   // no transaction below it is both admitted and undispatched
+	ddl      []uint64 // admitted DDL transactions not yet committed, in stream order
 }
 
 type entry struct {
@@ -67,6 +70,9 @@ func (c *core) admit(it *stage.Txn, d deptrack.Deps) {
 	c.win.get(it.Seq).e = e
 	c.admitted++
 	c.bytes += it.Bytes
+	if it.DDL != nil {
+		c.ddl = append(c.ddl, it.Seq)
+	}
 	for _, o := range d.On {
 		if !c.isDone(o) {
 			e.missing++
@@ -96,6 +102,11 @@ func (c *core) commit(first, last uint64) {
 		if sl := c.win.at(s); sl != nil && sl.e != nil {
 			c.bytes -= sl.e.item.Bytes
 			c.admitted--
+			if sl.e.item.DDL != nil {
+				if i := slices.Index(c.ddl, s); i >= 0 {
+					c.ddl = slices.Delete(c.ddl, i, i+1)
+				}
+			}
 			sl.e = nil
 		}
 	}
@@ -238,10 +249,15 @@ func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *stage.Work {
 // rows the head of each run waits for the run before it; not starting
 // until it was ready ran the runs one after another, on one core. A head
 // that goes alone (DDL, a non-transactional change, ...) still waits to
-// be ready: its worker would hold it and do nothing else.
+// be ready: its worker would hold it and do nothing else. So does a head
+// after a DDL still applying: everything after a DDL waits for it, so
+// nothing of the run could apply before it, and the worker would read the
+// target before the DDL changed it (which path suits a table: one the DDL
+// makes system-versioned needs the target's row applier).
 func (c *core) startsBlocked(h uint64, maxTxns int) bool {
 	e := c.entry(h)
-	return maxTxns > 1 && e != nil && !e.dispatched && e.missing > 0 && !e.item.Alone()
+	return maxTxns > 1 && e != nil && !e.dispatched && e.missing > 0 && !e.item.Alone() &&
+		!(len(c.ddl) > 0 && c.ddl[0] < h)
 }
 
 // extend adds to w, which starts at s and holds bytes, the transactions

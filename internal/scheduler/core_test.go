@@ -321,3 +321,28 @@ func TestBlockedHeadStartsWork(t *testing.T) {
 		t.Fatalf("once ready, the DDL goes alone: %v", got)
 	}
 }
+
+// TestBlockedHeadAfterDDL: work does not start at a head that waits for a
+// DDL in flight. Its worker would read the target before the DDL changed
+// it (which path suits its tables: a table the DDL makes system-versioned
+// must go through the row applier), and nothing of a run after a DDL can
+// apply before the DDL anyway: everything after it waits for it (issue
+// 41, main/auto_increment_ranges_innodb).
+func TestBlockedHeadAfterDDL(t *testing.T) {
+	c := newCore(0, 100, 1<<20)
+	ddl := txn(1)
+	ddl.DDL = &stage.DDL{}
+	c.admit(ddl, deptrack.Deps{})
+	c.admit(txn(2), deptrack.Deps{Wait: 1})
+	c.admit(txn(3), deptrack.Deps{Wait: 1})
+	if got := seqs(c.next(8, 1<<20, true)); !slices.Equal(got, []uint64{1}) {
+		t.Fatalf("first work %v, want the DDL alone", got)
+	}
+	if w := c.next(8, 1<<20, true); w != nil {
+		t.Fatalf("work %v (AfterTurn %v) started while the DDL it waits for applies", seqs(w), w.AfterTurn)
+	}
+	c.commit(1, 1)
+	if w := c.next(8, 1<<20, true); !slices.Equal(seqs(w), []uint64{2, 3}) || w.AfterTurn != nil {
+		t.Fatalf("once the DDL committed: %v (AfterTurn %v), want [2 3] at once", seqs(w), w.AfterTurn)
+	}
+}
