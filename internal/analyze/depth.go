@@ -3,7 +3,7 @@ package analyze
 // depthRingSize bounds how far back exact chain lengths are remembered; an
 // older predecessor is assumed to end the longest chain of anything that
 // old, which can only overestimate the critical path.
-const depthRingSize = 1 << 20
+const depthRingSize = 1 << 18
 
 // chains computes the critical path: the longest chain of transactions each
 // of which waits for the previous one, counted in transactions.
