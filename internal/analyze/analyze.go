@@ -98,6 +98,9 @@ func newAnalysis(opts Options, files *binlog.FileReader) *analysis {
 	a.reader.SetPrecision(opts.Catalog.TemporalPrecision)
 	a.x = deptrack.NewExtractor(opts.Catalog)
 	a.x.Explain = true
+	// Only the keys' columns are read: decoding the other values would
+	// cost more than everything else the analysis does with a row.
+	a.reader.SetColumns(a.x.Columns)
 	a.modes = newModes(opts)
 	a.acc = newAccumulator()
 	return a

@@ -20,7 +20,9 @@ type modeState struct {
 	ordered, unordered []int
 	smaller            []int
 	base, widest       int
-	hist               []int64 // transactions by number already in flight at their start (widest simulation)
+	window             uint64
+	recent             []uint64 // scratch for simulate
+	hist               []int64  // transactions by number already in flight at their start (widest simulation)
 	// conflicts counts the hot keys and tables (writeset mode only).
 	conflicts *conflictCounts
 }
@@ -75,6 +77,7 @@ func (st *modeState) simulations(m CostModel, workers []int) {
 		}
 	}
 	st.hist = make([]int64, most+1)
+	st.window = uint64(max(0, m.Window))
 }
 
 // add tracks txn's dependencies in the mode and feeds them to its chains
@@ -90,8 +93,22 @@ func (st *modeState) add(txn *binlog.Txn, ws *deptrack.Writeset, k txnCost) {
 }
 
 // simulate feeds transaction seq, which waits for every transaction up to
-// wait and for each of on, priced k, to the simulations.
+// wait and for each of on, priced k, to the simulations. What it waits
+// for a window or more before it has committed in every simulation by the
+// time its work starts (see simulator.startAt), and is left out.
 func (st *modeState) simulate(seq, wait uint64, on []uint64, k txnCost) {
+	if w := st.window; w > 0 && seq > w {
+		if wait <= seq-w {
+			wait = 0
+		}
+		st.recent = st.recent[:0]
+		for _, o := range on {
+			if o > seq-w {
+				st.recent = append(st.recent, o)
+			}
+		}
+		on = st.recent
+	}
 	for j, sim := range st.sims {
 		start := sim.add(seq, wait, on, k)
 		if j == st.widest {

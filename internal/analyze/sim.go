@@ -32,6 +32,7 @@ const ringSize = 1 << 14
 type simulator struct {
 	workers int // simulated at once
 	batch   int
+	window  uint64
 	ordered bool
 	commitT float64
 	cpu     float64
@@ -71,7 +72,7 @@ func keyFor(model CostModel, workers int, ordered bool) simKey {
 }
 
 func newSimulator(k simKey, model CostModel) *simulator {
-	return &simulator{workers: k.workers, batch: k.batch, ordered: k.ordered, commitT: model.Commit,
+	return &simulator{workers: k.workers, batch: k.batch, window: uint64(max(0, model.Window)), ordered: k.ordered, commitT: model.Commit,
 		free: make(floatHeap, k.workers)}
 }
 
@@ -84,7 +85,7 @@ func (s *simulator) add(seq, wait uint64, on []uint64, k txnCost) float64 {
 	b := &s.open
 	if k.alone {
 		s.close()
-		s.open = batch{first: seq, n: 1, start: s.startAt(wait, on), work: cost}
+		s.open = batch{first: seq, n: 1, start: s.startAt(seq, wait, on), work: cost}
 		start := s.open.start
 		s.close()
 		return start
@@ -107,7 +108,7 @@ func (s *simulator) add(seq, wait uint64, on []uint64, k txnCost) float64 {
 		return max(b.start+b.work, b.lateReady)
 	}
 	s.close()
-	s.open = batch{first: seq, n: 1, start: s.startAt(wait, on), work: cost}
+	s.open = batch{first: seq, n: 1, start: s.startAt(seq, wait, on), work: cost}
 	return s.open.start
 }
 
@@ -131,12 +132,19 @@ func (s *simulator) readyBefore(first, wait uint64, on []uint64) float64 {
 	return ready
 }
 
-// startAt is when work beginning with a transaction that waits for wait
-// and on starts: once those committed, on the first free worker.
-func (s *simulator) startAt(wait uint64, on []uint64) float64 {
+// startAt is when work beginning with transaction first, which waits for
+// wait and on, starts: once those committed, on the first free worker, and
+// once the window has room for the batch: paraply admits a transaction
+// when fewer than its window are admitted and not committed, which, as
+// commits go mostly in order, is taken as every transaction a window
+// before it committed.
+func (s *simulator) startAt(first, wait uint64, on []uint64) float64 {
 	ready := s.prefixAt(wait)
 	for _, o := range on {
 		ready = max(ready, s.commitAt(o))
+	}
+	if last := first + uint64(s.batch) - 1; s.window > 0 && last > s.window {
+		ready = max(ready, s.prefixAt(last-s.window))
 	}
 	return max(ready, s.free[0])
 }

@@ -8,7 +8,8 @@ import (
 // BenchmarkSimulations measures one mode's simulations (the default
 // worker counts, with and without commit order, and the smaller batches)
 // per transaction, on a stream where each transaction waits for up to
-// four random ones among the 200 before it.
+// four random ones, half among the 200 before it, half among the 6,000
+// before it (keys written long ago, as the history holds them).
 //
 //	go test -run x -bench BenchmarkSimulations ./internal/analyze/
 func BenchmarkSimulations(b *testing.B) {
@@ -20,8 +21,12 @@ func BenchmarkSimulations(b *testing.B) {
 	const n = 1 << 16
 	backs := make([][]uint64, n)
 	for i := range backs {
-		for range rng.IntN(5) {
-			backs[i] = append(backs[i], uint64(1+rng.IntN(200)))
+		for j := range rng.IntN(5) {
+			if j%2 == 0 {
+				backs[i] = append(backs[i], uint64(1+rng.IntN(200)))
+			} else {
+				backs[i] = append(backs[i], uint64(1+rng.IntN(6000)))
+			}
 		}
 	}
 	var on []uint64
