@@ -22,58 +22,60 @@ const DefaultHotKeyCounters = 1 << 14
 // is far above that.
 type hotKeys struct {
 	capacity int
-	at       map[uint64]int // key hash -> index in heap
-	heap     []hotEntry     // min-heap by n
+	at       map[uint64]*hotEntry // by key hash
+	heap     []*hotEntry          // min-heap by n
 }
 
 // hotEntry is one followed key: its count, the count it inherited from the
-// key it replaced, and its label once known.
+// key it replaced, its label once known, and its place in the heap.
 type hotEntry struct {
 	key     uint64
 	n, over int64
 	label   string
+	i       int
 }
 
 func newHotKeys(capacity int) *hotKeys {
-	return &hotKeys{capacity: capacity, at: make(map[uint64]int, capacity)}
+	return &hotKeys{capacity: capacity, at: make(map[uint64]*hotEntry, capacity)}
 }
 
 // add counts one conflict on key; label names it (called only when the
 // key's name is not yet known: rendering a key costs an allocation).
 func (h *hotKeys) add(key uint64, label func() string) {
-	if i, ok := h.at[key]; ok {
-		e := &h.heap[i]
+	if e, ok := h.at[key]; ok {
 		e.n++
 		if e.label == "" {
 			e.label = label()
 		}
-		h.down(i)
+		h.down(e.i)
 		return
 	}
 	if len(h.heap) < h.capacity {
-		h.heap = append(h.heap, hotEntry{key: key, n: 1, label: label()})
-		h.at[key] = len(h.heap) - 1
-		h.up(len(h.heap) - 1)
+		e := &hotEntry{key: key, n: 1, label: label(), i: len(h.heap)}
+		h.heap = append(h.heap, e)
+		h.at[key] = e
+		h.up(e.i)
 		return
 	}
 	// Full: the key replaces the least counted one. Its name waits for
 	// its next conflict: most keys that come in this way go again
 	// before they are seen twice.
-	min := h.heap[0]
-	delete(h.at, min.key)
-	h.heap[0] = hotEntry{key: key, n: min.n + 1, over: min.n}
-	h.at[key] = 0
+	e := h.heap[0]
+	delete(h.at, e.key)
+	*e = hotEntry{key: key, n: e.n + 1, over: e.n}
+	h.at[key] = e
 	h.down(0)
 }
 
-// top returns the n most counted keys that have a name, highest first.
+// top returns the n most counted keys, highest first.
 func (h *hotKeys) top(n int) []Hot {
 	out := make([]Hot, 0, len(h.heap))
 	for _, e := range h.heap {
-		if e.label == "" {
-			e.label = fmt.Sprintf("(a key seen once since its count of %d was inherited)", e.over)
+		name := e.label
+		if name == "" {
+			name = fmt.Sprintf("(a key seen once since its count of %d was inherited)", e.over)
 		}
-		out = append(out, Hot{Name: e.label, Conflicts: e.n, Overcount: e.over})
+		out = append(out, Hot{Name: name, Conflicts: e.n, Overcount: e.over})
 	}
 	return top(out, n)
 }
@@ -82,8 +84,7 @@ func (h *hotKeys) less(i, j int) bool { return h.heap[i].n < h.heap[j].n }
 
 func (h *hotKeys) swap(i, j int) {
 	h.heap[i], h.heap[j] = h.heap[j], h.heap[i]
-	h.at[h.heap[i].key] = i
-	h.at[h.heap[j].key] = j
+	h.heap[i].i, h.heap[j].i = i, j
 }
 
 func (h *hotKeys) up(i int) {
