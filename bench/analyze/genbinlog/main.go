@@ -23,6 +23,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/paraply/paraply/internal/sandbox"
@@ -37,7 +38,9 @@ func main() {
 	flag.IntVar(&w.threads, "threads", 4, "sysbench clients")
 	flag.IntVar(&w.tables, "tables", 4, "sysbench tables")
 	flag.IntVar(&w.size, "size", 10000, "rows a table")
+	extra := flag.String("sysbench-args", "", "more options for sysbench's run, space-separated (e.g. --rand-type=pareto: a few hot rows)")
 	flag.Parse()
+	w.args = strings.Fields(*extra)
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "usage: genbinlog -out DIR [-events N] [-format ROW|MIXED|STATEMENT] [-script S] [-threads N] [-tables N] [-size N]")
 		os.Exit(2)
@@ -60,6 +63,7 @@ func main() {
 type workload struct {
 	format, script                string
 	events, threads, tables, size int
+	args                          []string
 }
 
 func generate(ctx context.Context, dir string, w workload) (files []string, err error) {
@@ -95,7 +99,8 @@ func generate(ctx context.Context, dir string, w workload) (files []string, err 
 	if err != nil {
 		return nil, err
 	}
-	run := append(args, "--threads="+strconv.Itoa(w.threads), "--events="+strconv.Itoa(w.events), "--time=0", "run")
+	run := append(append(args, "--threads="+strconv.Itoa(w.threads), "--events="+strconv.Itoa(w.events), "--time=0"), w.args...)
+	run = append(run, "run")
 	if out, err := srv.Sysbench(ctx, w.script, run...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("sysbench run: %w\n%s", err, out)
 	}
