@@ -82,6 +82,8 @@ stream are learned from their CREATE TABLE.`,
 	f.Float64Var(&opts.Model.PerTxn, "cost-per-txn", analyze.DefaultCostModel.PerTxn, "simulation: fixed cost of a transaction")
 	f.Float64Var(&opts.Model.PerRow, "cost-per-row", analyze.DefaultCostModel.PerRow, "simulation: cost of one row change")
 	f.Float64Var(&opts.Model.PerStatement, "cost-per-statement", analyze.DefaultCostModel.PerStatement, "simulation: cost of one statement-format DML statement (MIXED, STATEMENT)")
+	f.Float64Var(&opts.Model.StatementWork, "cost-per-statement-work", analyze.DefaultCostModel.StatementWork, "simulation: what a batch holding statement-format transactions adds (the source session's settings set on the target and the worker's back)")
+	f.Float64Var(&opts.Model.StatementGain, "statement-gain", analyze.DefaultCostModel.StatementGain, "simulation: the most workers gain on statement-format transactions as paraply applies them (0: no such bound)")
 	f.Float64Var(&opts.Model.Commit, "cost-per-commit", analyze.DefaultCostModel.Commit, "simulation: cost of one commit on the target (round trip and log flush), shared by the transactions of a batch")
 	f.IntVar(&opts.Model.Batch, "batch-max-txns", analyze.DefaultCostModel.Batch, "simulation: source transactions applied in one target transaction at most, as replicate's flag")
 	f.BoolVar(&opts.Model.PreserveOrder, "preserve-commit-order", true, "simulation: commit in source order (the report also gives the speedups without)")

@@ -64,7 +64,7 @@ func TestAnalyzeOutputs(t *testing.T) {
 		if mr.CriticalPath <= 0 || mr.AvgParallelism <= 0 {
 			t.Errorf("%s: critical path %d, parallelism %v", m, mr.CriticalPath, mr.AvgParallelism)
 		}
-		if !slices.Contains([]string{analyze.LimitDependencies, analyze.LimitBatching, analyze.LimitCommitOrder, analyze.LimitCores}, mr.Limit) {
+		if !slices.Contains([]string{analyze.LimitDependencies, analyze.LimitBatching, analyze.LimitCommitOrder, analyze.LimitCores, analyze.LimitStatements}, mr.Limit) {
 			t.Errorf("%s: limit %q, want what caps its speedup", m, mr.Limit)
 		}
 	}

@@ -16,14 +16,17 @@ const (
 	LimitCommitOrder = "commit order"
 	// LimitCores: the target's cores; the dependencies allow more.
 	LimitCores = "target cores"
+	// LimitStatements: paraply's statement path (CostModel.StatementGain);
+	// the dependencies and the target's cores allow more.
+	LimitStatements = "statements"
 )
 
 // outcome is what the simulation gives a worker count: the speedup over
 // one worker the dependencies and batching allow (simulated), what the
-// target's cores allow (capacity, 0: unlimited), and the lower of the two
-// (speedup).
+// target's cores allow (capacity, 0: unlimited), what paraply's statement
+// path allows (statements, 0: unbounded), and the lowest (speedup).
 type outcome struct {
-	speedup, simulated, capacity float64
+	speedup, simulated, capacity, statements float64
 }
 
 // outcome is the outcome of simulation j; ok is false when nothing was
@@ -36,9 +39,14 @@ func (st *modeState) outcome(m CostModel, j int) (outcome, bool) {
 		return outcome{}, false
 	}
 	o := outcome{simulated: t1 / t, capacity: m.capacity(s.ordered && s.workers > 1, t1, s.cpu)}
+	if s.workers > 1 {
+		o.statements = m.statementBound(s.stmtT / t1)
+	}
 	o.speedup = o.simulated
-	if o.capacity > 0 {
-		o.speedup = min(o.speedup, o.capacity)
+	for _, b := range []float64{o.capacity, o.statements} {
+		if b > 0 {
+			o.speedup = min(o.speedup, b)
+		}
 	}
 	return o, true
 }
@@ -69,21 +77,34 @@ func (st *modeState) limit(m CostModel, workers []int, mr *ModeReport) {
 		return
 	}
 	o, _ := st.outcome(m, st.ordered[bestAt])
-	mr.Capacity = round2(o.capacity)
-	if o.capacity > 0 && o.capacity < o.simulated {
+	mr.Capacity, mr.Simulated = round2(o.capacity), round2(o.simulated)
+	switch {
+	case o.statements > 0 && o.statements < o.simulated && (o.capacity == 0 || o.statements < o.capacity):
+		mr.Limit = LimitStatements
+		return
+	case o.capacity > 0 && o.capacity < o.simulated:
 		mr.Limit = LimitCores
 		return
 	}
+	var alt *BatchSpeedup
+	altBound := false // the best smaller batch is held by the statement path
 	for _, j := range st.smaller {
-		if a, ok := st.outcome(m, j); ok && round2(a.speedup) > 1.1*best &&
-			(mr.SmallerBatch == nil || round2(a.speedup) > mr.SmallerBatch.Speedup) {
-			s := st.sims[j]
-			mr.SmallerBatch = &BatchSpeedup{Batch: s.batch, Workers: s.workers, Speedup: round2(a.speedup)}
+		a, ok := st.outcome(m, j)
+		if !ok || round2(a.speedup) <= 1.1*best || alt != nil && round2(a.speedup) <= alt.Speedup {
+			continue
 		}
+		s := st.sims[j]
+		alt = &BatchSpeedup{Batch: s.batch, Workers: s.workers, Speedup: round2(a.speedup)}
+		altBound = a.statements > 0 && a.statements < a.simulated
 	}
-	switch u, _ := bestSpeedup(mr.UnorderedSpeedup); {
-	case mr.SmallerBatch != nil:
-		mr.Limit = LimitBatching
+	u, _ := bestSpeedup(mr.UnorderedSpeedup)
+	switch {
+	case alt != nil && altBound:
+		// Smaller batches would overlap, but paraply's statement path
+		// holds them to what it holds every batch size to.
+		mr.Limit = LimitStatements
+	case alt != nil:
+		mr.Limit, mr.SmallerBatch = LimitBatching, alt
 	case m.PreserveOrder && u > 1.2*best:
 		mr.Limit = LimitCommitOrder
 	default:

@@ -10,7 +10,7 @@ import (
 // statements.
 func statementTxn(m CostModel) txnCost {
 	t := m.cost(0, 4)
-	return txnCost{time: t, cpu: StatementCPU * t}
+	return txnCost{time: t, cpu: StatementCPU * t, statements: true}
 }
 
 // waitsBack makes each transaction wait for the one n before it.
@@ -32,6 +32,7 @@ func TestStatementsScaleToCores(t *testing.T) {
 	far := waitsBack(4096)
 	m := DefaultCostModel
 	m.Cores = 4
+	m.StatementGain = 0 // statements applied in parallel as rows are
 	mr := stream(m, workers, 1<<14, statementTxn(m), far)
 	s := mr.Speedup
 	if !(s["2"] > 1.5 && s["4"] > s["2"]) {
@@ -53,6 +54,14 @@ func TestStatementsScaleToCores(t *testing.T) {
 	if s := mr.Speedup; !(s["16"] > s["8"] && s["8"] > s["4"]) || mr.Limit == LimitCores {
 		t.Errorf("cores not counted: speedups %v, limit %q: want them to grow with workers", s, mr.Limit)
 	}
+	// As paraply applies statements today, they gain at most the
+	// statement gain, and the report says so.
+	m = DefaultCostModel
+	m.Cores = 4
+	mr = stream(m, workers, 1<<14, statementTxn(m), far)
+	if best, _ := bestSpeedup(mr.Speedup); best != m.StatementGain || mr.Limit != LimitStatements || mr.Simulated < 2 {
+		t.Errorf("speedups %v, limit %q, simulated %v: want %v, named %q, the dependencies allowing more", mr.Speedup, mr.Limit, mr.Simulated, m.StatementGain, LimitStatements)
+	}
 }
 
 // TestBatchingLimit: on a stream where each transaction waits for the
@@ -63,6 +72,7 @@ func TestBatchingLimit(t *testing.T) {
 	back50 := waitsBack(50)
 	m := DefaultCostModel
 	m.Cores = 2
+	m.StatementGain = 0
 	mr := stream(m, []int{1, 2, 4, 8}, 1<<13, statementTxn(m), back50)
 	best, _ := bestSpeedup(mr.Speedup)
 	if best > 1.1 {

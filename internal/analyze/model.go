@@ -20,6 +20,10 @@ type CostModel struct {
 	// Commit is what one target transaction's commit adds: the round trip
 	// and the wait for the log to reach the disk.
 	Commit float64 `json:"per_commit"`
+	// StatementWork is what a work holding statement-format transactions
+	// adds, before its turn: paraply sets the source sessions' settings on
+	// the target and the worker's back.
+	StatementWork float64 `json:"per_statement_work"`
 	// Batch is how many source transactions one target transaction may
 	// apply (paraply's --batch-max-txns): consecutive ones, as paraply's
 	// coordinator forms them (see simulator). 0 or 1: one each.
@@ -37,6 +41,10 @@ type CostModel struct {
 	// capacity). 0: unlimited, the speedup the dependencies and batching
 	// alone allow.
 	Cores int `json:"target_cores"`
+	// StatementGain is the most that workers gain on statement-format
+	// transactions, as paraply applies them today (see
+	// DefaultCostModel); 0: no bound but the others.
+	StatementGain float64 `json:"statement_gain"`
 	// Capacity, when above 0, replaces the capacity the cores give: how
 	// many transactions the target applies at once before they slow each
 	// other down (workers keeping commit order use OrderedShare of it).
@@ -57,8 +65,24 @@ type CostModel struct {
 // second from a MIXED source and 2,353 from a ROW one, durable target
 // (bench/results/2026-11-27-mixed-quick and 2026-11-27-durable-3rounds):
 // 0.14 ms more for each statement than for its row change.
-var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, PerStatement: 2.2, Commit: 10, Batch: 256, Window: DefaultWindow,
-	PreserveOrder: true, Cores: runtime.NumCPU()}
+//
+// A work of statements costs 40 more: paraply applied MIXED backlogs
+// (sysbench write_only and hot rows, 10,000 transactions from 16 clients,
+// 8 tables of 10,000 rows, durable two-core target; bench-replication
+// -binlog-format MIXED, 2026-11-28, docs/analyze.md) 6.0 and 18 times as
+// slowly without batching as in batches of 256, and 1.8 and 2.1 times as
+// slowly in batches of 16 (ROW: 13 times as slowly without batching):
+// with 40, the model gives 6.0, 16, 1.3 and 1.9.
+//
+// Workers gain at most 1.2 times one worker's speed on statements: on
+// those MIXED backlogs, batches of 256, 2 to 16 writeset workers and
+// --workers auto applied 0.97 to 1.25 times as fast as one while the
+// target's sessions were mostly idle and the two cores less than half
+// busy: what bounds them is on paraply's side of the apply, not the
+// target nor the dependencies (which allowed 1.4 to 1.6 on hot rows).
+// Issue 40 changes that path; --statement-gain follows it.
+var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, PerStatement: 2.2, Commit: 10, StatementWork: 40, Batch: 256, Window: DefaultWindow,
+	PreserveOrder: true, Cores: runtime.NumCPU(), StatementGain: 1.2}
 
 // The CPU a unit of apply costs the machine the target shares with
 // paraply (see capacity), in cores busy while one worker spends the unit.
@@ -102,16 +126,17 @@ const DefaultWindow = 4096
 // txnCost is what the simulation needs of a transaction: its apply time,
 // the CPU that costs, and whether paraply applies it in a work of its own.
 type txnCost struct {
-	time, cpu float64
-	alone     bool
+	time, cpu  float64
+	alone      bool
+	statements bool
 }
 
 // price prices txn, which changes rows and runs statements
 // (statement-format DML), under the model.
 func (c CostModel) price(txn *binlog.Txn, rows, statements int) txnCost {
-	k := txnCost{time: c.cost(rows, statements)}
+	k := txnCost{time: c.cost(rows, statements), statements: statements > 0}
 	k.cpu = RowCPU * k.time
-	if statements > 0 {
+	if k.statements {
 		k.cpu = StatementCPU * k.time
 	}
 	// As stage.Txn.Alone: DDL, a large transaction, one the source rolled
@@ -150,4 +175,14 @@ func (c CostModel) capacity(ordered bool, t1, cpu float64) float64 {
 		cp *= OrderedShare
 	}
 	return max(1, cp)
+}
+
+// statementBound is how many times as fast as one worker workers apply
+// work whose statements take share of one worker's time: StatementGain
+// over that share (the rest is not bounded by it); 0: unbounded.
+func (c CostModel) statementBound(share float64) float64 {
+	if c.StatementGain <= 0 || share <= 0 {
+		return 0
+	}
+	return max(1, c.StatementGain/min(1, share))
 }

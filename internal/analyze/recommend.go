@@ -90,6 +90,13 @@ func limitText(r *Report, mode string, mr *ModeReport) string {
 		b := mr.SmallerBatch
 		return fmt.Sprintf("Batching caps it: each batch of up to %d consecutive transactions waits for the batch before it (one transaction on a row the batch before wrote is enough), so batches run one after another; with --batch-max-txns %d, %s would reach %.2fx.",
 			max(1, m.Batch), b.Batch, workersText(strconv.Itoa(b.Workers)), b.Speedup)
+	case LimitStatements:
+		if best, _ := bestSpeedup(mr.Speedup); mr.Simulated <= best {
+			return fmt.Sprintf("Batches of up to %d consecutive transactions wait for the batch before them (one transaction on a row the batch before wrote is enough), so they run one after another; smaller batches would overlap, but workers gain at most %.2fx on statement-format transactions as paraply applies them today (--statement-gain); with binlog_format=ROW they would run by their rows.",
+				max(1, m.Batch), m.StatementGain)
+		}
+		return fmt.Sprintf("paraply's statement path caps it: workers gain at most %.2fx on statement-format transactions as paraply applies them today (--statement-gain), where the dependencies allow %.2fx; with binlog_format=ROW they would run by their rows.",
+			m.StatementGain, mr.Simulated)
 	case LimitCommitOrder:
 		u, uw := bestSpeedup(mr.UnorderedSpeedup)
 		return fmt.Sprintf("Commit order caps it: workers wait for their turn to commit; without it (--preserve-commit-order=false) %s reach %.2fx.", workersText(uw), u)

@@ -78,6 +78,9 @@ type ModeReport struct {
 	// worker count: its cores over those one worker keeps busy, with
 	// commit order kept OrderedShare of that (0: cores unlimited).
 	Capacity float64 `json:"capacity"`
+	// Simulated is the best speedup the dependencies and batching allow,
+	// before the target's cores and paraply's statement path bound it.
+	Simulated float64 `json:"simulated"`
 	// SmallerBatch is set when smaller batches would do better.
 	SmallerBatch *BatchSpeedup `json:"smaller_batch,omitempty"`
 	// Histogram counts transactions by how many others were in flight when

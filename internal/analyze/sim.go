@@ -35,7 +35,9 @@ type simulator struct {
 	window  uint64
 	ordered bool
 	commitT float64
+	stmtW   float64 // CostModel.StatementWork
 	cpu     float64
+	stmtT   float64           // the time of statement transactions and works
 	free    floatHeap         // when each worker is next free
 	commit  [ringSize]float64 // commit time by seq % ringSize
 	prefix  [ringSize]float64 // latest commit of 1..seq by seq % ringSize
@@ -50,6 +52,7 @@ type simulator struct {
 // passed (and, with commit order kept, after its turn): the transactions
 // lateAt marks (nil when none).
 type batch struct {
+	stmts     bool // holds statement transactions
 	first     uint64
 	n         int
 	start     float64
@@ -72,7 +75,7 @@ func keyFor(model CostModel, workers int, ordered bool) simKey {
 }
 
 func newSimulator(k simKey, model CostModel) *simulator {
-	return &simulator{workers: k.workers, batch: k.batch, window: uint64(max(0, model.Window)), ordered: k.ordered, commitT: model.Commit,
+	return &simulator{workers: k.workers, batch: k.batch, window: uint64(max(0, model.Window)), ordered: k.ordered, commitT: model.Commit, stmtW: model.StatementWork,
 		free: make(floatHeap, k.workers)}
 }
 
@@ -81,16 +84,20 @@ func newSimulator(k simKey, model CostModel) *simulator {
 // returns when the transaction's work starts.
 func (s *simulator) add(seq, wait uint64, on []uint64, k txnCost) float64 {
 	s.cpu += k.cpu
-	cost := k.time
+	if k.statements {
+		s.stmtT += k.time
+	}
 	b := &s.open
 	if k.alone {
 		s.close()
-		s.open = batch{first: seq, n: 1, start: s.startAt(seq, wait, on), work: cost}
+		s.open = batch{first: seq, n: 1, start: s.startAt(seq, wait, on)}
+		s.open.work += s.workOf(k)
 		start := s.open.start
 		s.close()
 		return start
 	}
 	if b.n > 0 && b.n < s.batch {
+		cost := s.workOf(k)
 		late := !s.joins(wait, on) || b.lateAt != nil && (deptrack.Deps{Wait: wait, On: on}).WaitsForMarked(b.first, b.lateAt)
 		if late && b.lateAt == nil {
 			b.lateAt = make([]bool, b.n, s.batch)
@@ -108,8 +115,23 @@ func (s *simulator) add(seq, wait uint64, on []uint64, k txnCost) float64 {
 		return max(b.start+b.work, b.lateReady)
 	}
 	s.close()
-	s.open = batch{first: seq, n: 1, start: s.startAt(seq, wait, on), work: cost}
+	s.open = batch{first: seq, n: 1, start: s.startAt(seq, wait, on)}
+	s.open.work += s.workOf(k)
 	return s.open.start
+}
+
+// workOf is what transaction k adds to the open batch's work: its time,
+// and, the first time the batch holds statements, what a work of
+// statements costs (CostModel.StatementWork), before its turn.
+func (s *simulator) workOf(k txnCost) float64 {
+	t := k.time
+	if b := &s.open; k.statements && !b.stmts {
+		b.stmts = true
+		b.work += s.stmtW
+		s.cpu += CommitCPU * s.stmtW
+		s.stmtT += s.stmtW
+	}
+	return t
 }
 
 // joins reports whether a transaction waiting for wait and on may join the
