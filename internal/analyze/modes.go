@@ -25,6 +25,12 @@ type modeState struct {
 	hist               []int64  // transactions by number already in flight at their start (widest simulation)
 	// conflicts counts the hot keys and tables (writeset mode only).
 	conflicts *conflictCounts
+	// follows is, while set, the mode whose measurements are this one's
+	// too: writeset-session follows writeset until a transaction carries
+	// a source session (MariaDB writes none into row-based ones), and
+	// then takes a copy of all it measured (adopt). Both run in the same
+	// goroutine.
+	follows *modeState
 }
 
 // newModes sets up a tracker and simulations (see simulations) for each
@@ -32,6 +38,10 @@ type modeState struct {
 func newModes(opts Options) []*modeState {
 	modes := make([]*modeState, len(deptrack.Modes))
 	for i, mode := range deptrack.Modes {
+		if mode == deptrack.WritesetSession {
+			modes[i] = &modeState{follows: modes[slices.Index(deptrack.Modes, deptrack.WritesetMode)]}
+			continue
+		}
 		st := &modeState{tracker: deptrack.NewTracker(mode, opts.HistorySize), chains: newChains()}
 		st.simulations(opts.Model, opts.Workers)
 		if mode == deptrack.WritesetMode {
@@ -84,6 +94,9 @@ func (st *modeState) simulations(m CostModel, workers []int) {
 // and simulations; the widest counts txn by the work in flight at its
 // start.
 func (st *modeState) add(txn *binlog.Txn, ws *deptrack.Writeset, k txnCost) {
+	if st.follows != nil {
+		return // the mode followed measures it, as this one would
+	}
 	d := st.tracker.Add(txn, ws)
 	st.chains.add(txn.Seq, d.Wait, d.On)
 	st.simulate(txn.Seq, d.Wait, d.On, k)
@@ -115,4 +128,29 @@ func (st *modeState) simulate(seq, wait uint64, on []uint64, k txnCost) {
 			st.hist[sim.busy(start)]++
 		}
 	}
+}
+
+// follow is called for each transaction before the mode followed
+// measures it: the first that carries a source session ends the
+// following.
+func (st *modeState) follow(txn *binlog.Txn) {
+	if st.follows != nil && txn.ThreadID != 0 {
+		st.adopt()
+	}
+}
+
+// adopt makes st, which followed another mode, a copy of it that goes on
+// in its own mode (see follows).
+func (st *modeState) adopt() {
+	l := st.follows
+	st.follows = nil
+	st.tracker = l.tracker.CloneAs(deptrack.WritesetSession)
+	st.chains = l.chains.clone()
+	st.sims = make([]*simulator, len(l.sims))
+	for i, s := range l.sims {
+		st.sims[i] = s.clone()
+	}
+	st.ordered, st.unordered, st.smaller = l.ordered, l.unordered, l.smaller
+	st.base, st.widest, st.window = l.base, l.widest, l.window
+	st.hist = slices.Clone(l.hist)
 }

@@ -55,20 +55,36 @@ func newModeRunner(modes []*modeState) *modeRunner {
 		r.free <- &txnBatch{items: make([]item, batchTxns)}
 	}
 	for _, st := range modes {
+		if st.follows != nil {
+			continue // measured by the goroutine of the mode it follows
+		}
+		var followers []*modeState
+		for _, f := range modes {
+			if f.follows == st {
+				followers = append(followers, f)
+			}
+		}
 		ch := make(chan *txnBatch, batchesInFlight)
 		r.in = append(r.in, ch)
 		r.wg.Add(1)
-		go r.run(st, ch)
+		go r.run(append([]*modeState{st}, followers...), ch)
 	}
 	return r
 }
 
-func (r *modeRunner) run(st *modeState, in <-chan *txnBatch) {
+// run measures the transactions of in in the mode sts[0], and in the
+// modes that follow it (see modeState.follows).
+func (r *modeRunner) run(sts []*modeState, in <-chan *txnBatch) {
 	defer r.wg.Done()
 	for b := range in {
 		for i := range b.items[:b.n] {
 			it := &b.items[i]
-			st.add(it.txn, &it.ws, it.cost)
+			for _, st := range sts[1:] {
+				st.follow(it.txn)
+			}
+			for _, st := range sts {
+				st.add(it.txn, &it.ws, it.cost)
+			}
 		}
 		if b.left.Add(-1) == 0 {
 			for i := range b.items[:b.n] {

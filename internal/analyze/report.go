@@ -151,6 +151,9 @@ func (a *accumulator) report(opts Options, modes []*modeState) *Report {
 		r.WorkerCores = round2(b.cpu / b.makespan())
 	}
 	for i, st := range modes {
+		if st.follows != nil {
+			st.adopt() // nothing told them apart
+		}
 		stats := st.tracker.Stats()
 		mr := &ModeReport{
 			CriticalPath:     int64(st.chains.best),

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"container/heap"
+	"slices"
 
 	"github.com/paraply/paraply/internal/deptrack"
 )
@@ -250,4 +251,12 @@ func (s *simulator) busy(t float64) int {
 		}
 	}
 	return n
+}
+
+// clone returns a copy of s that goes on on its own.
+func (s *simulator) clone() *simulator {
+	c := *s
+	c.free = slices.Clone(s.free)
+	c.open.lateAt = slices.Clone(s.open.lateAt)
+	return &c
 }
