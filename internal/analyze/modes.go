@@ -14,7 +14,7 @@ type modeState struct {
 	// sims are the distinct simulations (see simKey); ordered[i] and
 	// unordered[i] index the ones of Options.Workers[i], with the
 	// model's commit order and without; smaller[j] those of smaller
-	// batches (see newModes); base is one worker's, which speedups are
+	// batches (see simulations); base is one worker's, which speedups are
 	// over, widest the one the histogram follows.
 	sims               []*simulator
 	ordered, unordered []int

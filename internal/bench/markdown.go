@@ -239,7 +239,8 @@ const notes = `
   commit order, for --workers auto the best worker count's. The simulation batches as the run does (` + "`--batch-max-txns`" + `),
   prices each commit, and caps the speedup at what this machine's cores allow (` + "`--target-cores`" + `: the cores over
   those one worker keeps busy, calibrated per row change, statement and commit; {ordered-share} of that with commit
-  order kept). Measured speedup:
+  order kept) and, on statements, at what paraply's statement path gained when measured (` + "`--statement-gain`" + `).
+  Measured speedup:
   the run's tps over the tps of paraply with 1 worker and --dependency serial with the same batching (or, when
   that was not run, 1 worker in another mode with the same batching: one worker applies serially). They are
   flagged when they differ by more than 20% of the prediction, with the reason when the run's own measurements
