@@ -69,17 +69,18 @@ type CostModel struct {
 // A work of statements costs 40 more: paraply applied MIXED backlogs
 // (sysbench write_only and hot rows, 10,000 transactions from 16 clients,
 // 8 tables of 10,000 rows, durable two-core target; bench-replication
-// -binlog-format MIXED, 2026-11-28, docs/analyze.md) 6.0 and 18 times as
-// slowly without batching as in batches of 256, and 1.8 and 2.1 times as
-// slowly in batches of 16 (ROW: 13 times as slowly without batching):
-// with 40, the model gives 6.0, 16, 1.3 and 1.9.
+// -binlog-format MIXED, 2026-11-28, docs/analyze.md) 6.0 and 18 times
+// as slowly without batching as in batches of 256, and 1.5-1.8 and
+// 2.1-2.3 times as slowly in batches of 16 (ROW: 13 times as slowly
+// without batching): with 40, the model gives 6.0, 16, 1.3 and 1.9.
 //
 // Workers gain at most 1.2 times one worker's speed on statements: on
 // those MIXED backlogs, batches of 256, 2 to 16 writeset workers and
-// --workers auto applied 0.97 to 1.25 times as fast as one while the
-// target's sessions were mostly idle and the two cores less than half
-// busy: what bounds them is on paraply's side of the apply, not the
-// target nor the dependencies (which allowed 1.4 to 1.6 on hot rows).
+// --workers auto applied 0.95 to 1.30 (write_only) and 1.07 to 1.37 (hot
+// rows) times as fast as one, once blocked heads started at once
+// (2026-11-28, scheduler 2069f8f); before, 0.97 to 1.25 with the target's
+// sessions mostly idle. The dependencies allowed 1.95 on hot rows, the
+// cores 1.6: what holds statements is on paraply's side of the apply.
 // Issue 40 changes that path; --statement-gain follows it.
 var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, PerStatement: 2.2, Commit: 10, StatementWork: 40, Batch: 256, Window: DefaultWindow,
 	PreserveOrder: true, Cores: runtime.NumCPU(), StatementGain: 1.2}

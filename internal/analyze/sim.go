@@ -24,8 +24,12 @@ const ringSize = 1 << 14
 // it, such a transaction is applied once what it waits for has committed,
 // at the end of the same work: paraply leaves it for later work and goes
 // on past it, so it shares a commit either way, and waiting at the end
-// of this work approximates the later work's start. A transaction paraply
-// applies alone (txnCost.alone) is a work of its own.
+// of this work approximates the later work's start. With commit order
+// kept and batching, work starts on the first free worker even when its
+// first transaction waits for work in flight: that one is applied at the
+// turn too (scheduler's core.startsBlocked); without, work waits for its
+// first transaction to be ready. A transaction paraply applies alone
+// (txnCost.alone) is a work of its own, once ready.
 //
 // It also adds up the CPU the works cost (txnCost.cpu, and CommitCPU of
 // each commit), which bounds the speedup on a target of few cores (see
@@ -116,8 +120,23 @@ func (s *simulator) add(seq, wait uint64, on []uint64, k txnCost) float64 {
 		return max(b.start+b.work, b.lateReady)
 	}
 	s.close()
-	s.open = batch{first: seq, n: 1, start: s.startAt(seq, wait, on)}
-	s.open.work += s.workOf(k)
+	if !s.ordered || s.batch <= 1 {
+		s.open = batch{first: seq, n: 1, start: s.startAt(seq, wait, on)}
+		s.open.work += s.workOf(k)
+		return s.open.start
+	}
+	// Batches in commit order start on the first free worker even when
+	// their head waits for work in flight: the head is applied at its
+	// turn, with what waits for it, the rest at once (core.startsBlocked).
+	s.open = batch{first: seq, n: 1, start: s.startAt(seq, 0, nil)}
+	cost := s.workOf(k)
+	if ready := s.readyBefore(seq+1, wait, on); ready > s.open.start {
+		b := &s.open
+		b.lateAt = append(make([]bool, 0, s.batch), true)
+		b.late, b.lateReady = cost, ready
+		return max(b.start+b.work, ready)
+	}
+	s.open.work += cost
 	return s.open.start
 }
 
