@@ -161,6 +161,9 @@ func orReplace(q string) string {
 // target's: CREATE OR REPLACE, renamed under rules, an event kept on the
 // target as MariaDB's replica keeps it (DISABLE ON SLAVE).
 func objectDefinition(ctx context.Context, conn *sql.Conn, o object, rules *filter.Rules) (ddl, error) {
+	if o.kind == "TRIGGER" {
+		return triggerDefinition(ctx, conn, o, rules)
+	}
 	row, err := show(ctx, conn, "SHOW CREATE "+o.kind+" "+quoteTable(o.schema, o.name))
 	if err != nil {
 		return ddl{}, fmt.Errorf("%s: SHOW CREATE %s: %w", o, o.kind, err)
@@ -175,8 +178,6 @@ func objectDefinition(ctx context.Context, conn *sql.Conn, o object, rules *filt
 		d.query = row["Create Function"]
 	case "EVENT":
 		d.query = row["Create Event"]
-	case "TRIGGER":
-		d.query = row["SQL Original Statement"]
 	}
 	if d.query == "" {
 		return ddl{}, fmt.Errorf("%s: SHOW CREATE %s shows no definition (does the source account lack the privilege to see it?)", o, o.kind)
@@ -188,6 +189,27 @@ func objectDefinition(ctx context.Context, conn *sql.Conn, o object, rules *filt
 		}
 	}
 	return renamed(d, rules)
+}
+
+// triggerDefinition makes trigger o's definition from information_schema:
+// its table and its own name unqualified (in its database, renamed or
+// not), where the statement the source was given may name the database;
+// only its body is renamed (schema.RenameDatabases).
+func triggerDefinition(ctx context.Context, conn *sql.Conn, o object, rules *filter.Rules) (ddl, error) {
+	cols, vals, err := firstRow(ctx, func(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+		return conn.QueryContext(ctx, q, o.schema, o.name)
+	}, "SELECT DEFINER, ACTION_TIMING, EVENT_MANIPULATION, EVENT_OBJECT_TABLE, ACTION_STATEMENT, SQL_MODE "+
+		"FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME = ?")
+	if err != nil || len(cols) != 6 {
+		return ddl{}, fmt.Errorf("%s: reading it in information_schema.TRIGGERS: %w", o, err)
+	}
+	user, host := vals[0], ""
+	if i := strings.LastIndex(user, "@"); i >= 0 {
+		user, host = user[:i], user[i+1:]
+	}
+	q := fmt.Sprintf("CREATE OR REPLACE DEFINER=%s@%s TRIGGER %s %s %s ON %s FOR EACH ROW %s",
+		quote(user), quote(host), quote(o.name), vals[1], vals[2], quote(vals[3]), vals[4])
+	return renamed(ddl{what: o.String(), schema: o.schema, query: q, sqlMode: vals[5]}, rules)
 }
 
 // run runs d on conn, a session of its own: in its database, with its

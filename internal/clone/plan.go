@@ -29,6 +29,9 @@ func (c *Cloner) copyAll(ctx context.Context, st *started, state *checkpoint.Clo
 	if err != nil {
 		return Result{}, err
 	}
+	if err := c.checkSource(ctx, st.src, cat); err != nil {
+		return Result{}, err
+	}
 	res := Result{Position: snap.Position, Runs: 1}
 	var runs []*tableRun
 	if state.Run == nil {

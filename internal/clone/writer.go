@@ -136,7 +136,7 @@ func (w *writer) insert(ctx context.Context, tx *sql.Tx, tr *tableRun, p part) e
 		}
 		if len(stmt) >= w.maxPacket {
 			return fmt.Errorf("a row of %d bytes (in a statement of %d bytes) does not fit the target's max_allowed_packet of %d bytes: "+
-				"raise it on the target (SET GLOBAL max_allowed_packet = %d) and run clone again", len(p.tuple(first)), len(stmt), w.maxPacket, nextPower(len(stmt)+1024))
+				"raise it on the target (SET GLOBAL max_allowed_packet = %d) and run clone again", len(p.tuple(first)), len(stmt), w.maxPacket, nextPower(len(stmt)+len(stmt)/2))
 		}
 		if _, err := tx.ExecContext(ctx, string(stmt)); err != nil {
 			return err
