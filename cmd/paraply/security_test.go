@@ -183,7 +183,7 @@ func TestSecurity(t *testing.T) {
 		{"source CA", srcEnv, replaceArg(args, "--source-tls-ca", certs.OtherCA), []string{"source", srcURL, "certificate signed by unknown authority"}},
 		{"target CA", srcEnv, replaceArg(args, "--target-tls-ca", certs.OtherCA), []string{"target", tgtURL, "certificate signed by unknown authority"}},
 		{"no client certificate for REQUIRE X509", srcEnv, removeArgs(args, "--source-tls-cert", "--source-tls-key"), []string{"source", "Access denied for user 'paraply_src'"}},
-		{"clear text for REQUIRE SSL", srcEnv, removeArgs(args, "--target-tls", "--target-tls-ca"), []string{"target", "Access denied for user 'paraply_tgt'"}},
+		{"clear text for REQUIRE SSL", srcEnv, removeArgs(args, "--target-tls", "--target-tls-ca"), []string{"target", "the target refused the login: TLS is off", "target-tls = on", "Access denied for user 'paraply_tgt'"}},
 		{"wrong password", []string{"PARAPLY_SOURCE_PASSWORD=" + wrongPW}, args, []string{"Access denied for user 'paraply_src'", "using password: YES"}},
 		{"target address", srcEnv, append(replaceArg(args, "--target", "mysql://paraply_tgt@127.0.0.1:1"), "--connect-wait", "1s"), []string{"target", "127.0.0.1:1", "connection refused"}},
 		{"remote HTTP bind", srcEnv, replaceArg(args, "--http", "0.0.0.0:0"), []string{"loopback"}},

@@ -45,10 +45,7 @@ func statementSession(st *binlog.Statement, sameFlavor, mariadb bool) []assignme
 	var as []assignment
 	add := func(name string, v any) { as = append(as, assignment{name, literal(v)}) }
 	if st.When != 0 {
-		// The server keeps the timestamp as a double and truncates its
-		// fraction to microseconds: half a microsecond more lands on the
-		// source's.
-		add("@@session.timestamp", float64(st.When)+(float64(s.Microseconds)+0.5)/1e6)
+		add("@@session.timestamp", statementTime(st))
 	}
 	if s.TimeZone != "" {
 		add("@@session.time_zone", s.TimeZone)
@@ -103,6 +100,13 @@ func statementSession(st *binlog.Statement, sameFlavor, mariadb bool) []assignme
 		}
 	}
 	return as
+}
+
+// statementTime is st's start on the source as @@session.timestamp takes
+// it. The server keeps the timestamp as a double and truncates its
+// fraction to microseconds: half a microsecond more lands on the source's.
+func statementTime(st *binlog.Statement) float64 {
+	return float64(st.When) + (float64(st.Session.Microseconds)+0.5)/1e6
 }
 
 func flag(b bool) int {

@@ -76,6 +76,11 @@ type stmtPacket struct {
 	db  string
 	// single sends every statement in a packet of its own.
 	single bool
+	// last is the session of the statement added last, its clock left
+	// out, when the session has all its settings (hasLast): a statement
+	// of the same session needs no SET (addStatement).
+	last    binlog.QuerySession
+	hasLast bool
 }
 
 // reset empties p's text, keeping what it set on the session.
@@ -110,8 +115,9 @@ func (w *worker) executeStatements(ctx context.Context, work *stage.Work, turnFi
 	if errors.Is(err, errStatementsFailed) {
 		w.log.Info("a packet of statements failed; applying the work again one statement at a time to name it", "gtid", work.Txns[0].GTID, "err", err)
 		var d2 time.Duration
-		// Its turn has come if a first part waited for it.
-		d2, err = w.statementsOnce(ctx, work, turnFirst || work.AfterTurn != nil, true, tm)
+		// In two parts again if the first was: the wait for the turn
+		// returns at once if it came already.
+		d2, err = w.statementsOnce(ctx, work, turnFirst, true, tm)
 		d += d2
 	}
 	return d, err
@@ -130,6 +136,7 @@ func (w *worker) statementsOnce(ctx context.Context, work *stage.Work, turnFirst
 	}
 	p := stmtPacket{single: single}
 	twoParts := work.AfterTurn != nil && !turnFirst && w.p.cfg.PreserveOrder
+	atTurn := turnFirst
 	for _, part := range []part{beforeTurn, afterTurn} {
 		if !twoParts && part == afterTurn {
 			break
@@ -139,17 +146,18 @@ func (w *worker) statementsOnce(ctx context.Context, work *stage.Work, turnFirst
 				continue
 			}
 			if err := w.txnStatements(ctx, conn, work, i, &p); err != nil {
-				return time.Since(t0), w.abandonStatements(ctx, conn, err)
+				return time.Since(t0), w.abandonStatements(ctx, conn, work, err, atTurn)
 			}
 		}
 		if err := w.flushStatements(ctx, conn, work, &p); err != nil {
-			return time.Since(t0), w.abandonStatements(ctx, conn, err)
+			return time.Since(t0), w.abandonStatements(ctx, conn, work, err, atTurn)
 		}
 		if twoParts && part == beforeTurn {
 			t1 := time.Now()
 			if err := w.waitTurn(ctx, work, tm); err != nil {
-				return time.Since(t0), w.abandonStatements(ctx, conn, err)
+				return time.Since(t0), w.abandonStatements(ctx, conn, work, err, atTurn)
 			}
+			atTurn = true
 			t0 = t0.Add(time.Since(t1)) // the wait is Turn, not Exec
 		}
 	}
@@ -177,16 +185,22 @@ func (w *worker) statementsOnce(ctx context.Context, work *stage.Work, turnFirst
 	return time.Since(t0), nil
 }
 
-// abandonStatements rolls back the work's target transaction after err,
-// which it returns. The session's settings may be the source's: a session
-// that cannot have them back goes (the rollback may have closed it
-// already), and with it what temporary tables it held.
-func (w *worker) abandonStatements(ctx context.Context, conn *sql.Conn, err error) error {
-	w.rollback(conn)
+// abandonStatements rolls back the work's target transaction after err
+// and returns the error to go on with: err, or, as for SQL (abandon), a
+// transient error to retry, or errNotHead for a work that failed before
+// its turn (what failed may be an earlier transaction's doing). The
+// session's settings may be the source's: a session that cannot have them
+// back goes (the rollback may have closed it already), and with it what
+// temporary tables it held.
+func (w *worker) abandonStatements(ctx context.Context, conn *sql.Conn, work *stage.Work, err error, atTurn bool) error {
+	again := w.abandon(conn, work, err, atTurn)
 	if w.conn != nil {
 		if _, rerr := conn.ExecContext(ctx, w.restoreSession()); rerr != nil {
 			w.closeConn()
 		}
+	}
+	if again != nil {
+		return again
 	}
 	return err
 }
@@ -260,6 +274,7 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *stage.
 				return err
 			}
 			clear(p.set) // loadData gave the session its own settings back
+			p.hasLast = false
 		default:
 			if err := w.statement(ctx, conn, work, p, i, st); err != nil {
 				return err
@@ -298,6 +313,7 @@ func (w *worker) ownSettings(ctx context.Context, conn *sql.Conn, p *stmtPacket)
 		return err
 	}
 	clear(p.set)
+	p.hasLast = false
 	return nil
 }
 
@@ -320,27 +336,35 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 		b.WriteString("USE " + schema.QuoteIdent(st.Schema) + ";\n")
 		p.db = st.Schema
 		delete(p.set, "@@session.collation_database") // USE set the database's own
+		p.hasLast = false
 	}
 	if p.set == nil {
 		p.set = map[string]string{}
 	}
 	prefixed := prefixable(st.Query)
-	var changed, own []assignment
-	all := statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st, true)
-	for _, a := range all {
-		if prefixed && perStatement[a.name] != "" {
-			own = append(own, a)
-			continue
+	c := &st.Context
+	same := st.Session
+	same.Microseconds = 0 // the clock's: the prefix sets it
+	if !prefixed || !p.hasLast || same != p.last || c.HasLastInsertID || c.HasRand {
+		// The settings the session lacks: none for a statement of the
+		// session of the one before, the common case, which skips
+		// working them out.
+		var changed []assignment
+		for _, a := range statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st, true) {
+			if prefixed && perStatement[a.name] != "" {
+				continue
+			}
+			if v, ok := p.set[a.name]; !ok || v != a.value {
+				changed = append(changed, a)
+				p.set[a.name] = a.value
+			}
 		}
-		if v, ok := p.set[a.name]; !ok || v != a.value {
-			changed = append(changed, a)
-			p.set[a.name] = a.value
+		if len(changed) > 0 {
+			b.WriteString(setStatement(changed) + ";\n")
 		}
+		p.last, p.hasLast = same, prefixed
 	}
-	if len(changed) > 0 {
-		b.WriteString(setStatement(changed) + ";\n")
-	}
-	for _, v := range st.Context.UserVars {
+	for _, v := range c.UserVars {
 		q, args, err := userVarSQL(v, w.mariadb)
 		if err != nil {
 			return fmt.Errorf("user variable @%s: %w", v.Name, err)
@@ -348,12 +372,26 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 		b.WriteString(inline(q, args) + ";\n")
 	}
 	if prefixed {
-		b.WriteString(statementPrefix(own, p.set["@@session.insert_id"]))
+		b.WriteString(statementPrefix(ownAssignments(st), p.set["@@session.insert_id"]))
 	}
 	// A newline ends a comment the statement may end with.
 	b.WriteString(st.Query + "\n;")
 	p.stmts = append(p.stmts, stmtRef{txn: i, st: st})
 	return nil
+}
+
+// ownAssignments are the session variables of perStatement that st's
+// context sets, as statementSession and statementContext give them.
+func ownAssignments(st *binlog.Statement) []assignment {
+	as := make([]assignment, 0, 3)
+	if st.When != 0 {
+		as = append(as, assignment{"@@session.timestamp", literal(statementTime(st))})
+	}
+	as = append(as, assignment{"@@session.insert_id", literal(st.Context.InsertID)})
+	if st.ThreadID != 0 {
+		as = append(as, assignment{"@@session.pseudo_thread_id", literal(st.ThreadID)})
+	}
+	return as
 }
 
 // perStatement names the session variables that a statement's context

@@ -101,7 +101,7 @@ func (r *Replica) openTarget(ctx context.Context, st *begun) error {
 		st.catalog, err = r.feed.catalog(ctx, tgt)
 		return err
 	}); err != nil {
-		return err
+		return r.cfg.Target.WithTLS(r.cfg.TargetTLS).ExplainDenied("target", err)
 	}
 	if r.info.Flavor == binlog.FlavorMySQL {
 		st.catalog.SetFlavor(schema.MySQL)

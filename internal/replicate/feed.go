@@ -78,7 +78,7 @@ func (n network) inspect(ctx context.Context) (source.Info, error) {
 		info, err = source.Inspect(ctx, srcDB)
 		return err
 	}); err != nil {
-		return info, fmt.Errorf("source %s: %w", n.cfg.Source, err)
+		return info, fmt.Errorf("source %s: %w", n.cfg.Source, n.cfg.Source.WithTLS(n.cfg.SourceTLS).ExplainDenied("source", err))
 	}
 	return info, nil
 }

@@ -27,7 +27,7 @@ func Skip(ctx context.Context, cfg Config, gtids []string) (skipped, had []strin
 	defer tgt.Close()
 	lock, err := checkpoint.LockStream(ctx, tgt, cfg.Name)
 	if err != nil {
-		return nil, nil, fmt.Errorf("target %s: %w", cfg.Target, err)
+		return nil, nil, fmt.Errorf("target %s: %w", cfg.Target, cfg.Target.WithTLS(cfg.TargetTLS).ExplainDenied("target", err))
 	}
 	defer lock.Release()
 	store := checkpoint.NewStreamStore(tgt, checkpoint.Replicate, cfg.Name)

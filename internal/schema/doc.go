@@ -23,6 +23,13 @@
 // character sets and collations of MariaDB it does not know are registered
 // with it when this package is initialized.
 //
+// What a statement of a statement-format binlog changes and writes
+// (StatementSubjects, StatementWrites) is read by shape: the first
+// INSERT, REPLACE, UPDATE or DELETE of a shape (its text with integer
+// literals and value strings left out) is parsed, and what its integer
+// literals give is learnt from a probe; later statements of the shape are
+// scanned, not parsed, and read from that template (see shapeCache).
+//
 // The catalog never guesses silently: a table whose definition a statement
 // made uncertain is marked Unknown (Catalog.Unknown), and the statement's
 // error says why (ErrUnparsed, ErrMismatch). Whoever computes writesets

@@ -241,7 +241,17 @@ func (s *splitter) skipComment() {
 // marker and returns true; the caller then reads the body as SQL. A comment
 // whose version is too high is left for skipComment.
 func (s *splitter) openVersioned() bool {
-	b := s.peek(8)
+	n, ok := versionedMarker(s.peek(8))
+	if ok {
+		s.discard(n)
+	}
+	return ok
+}
+
+// versionedMarker reads b, what follows "/*", as the marker of a versioned
+// comment (!, !NNNNN, M!, M!NNNNNN): its length, and false if there is
+// none or its version is too high.
+func versionedMarker[T ~string | ~[]byte](b T) (int, bool) {
 	n, digits := 0, 5
 	switch {
 	case len(b) >= 1 && b[0] == '!':
@@ -249,7 +259,7 @@ func (s *splitter) openVersioned() bool {
 	case len(b) >= 2 && (b[0] == 'M' || b[0] == 'm') && b[1] == '!':
 		n, digits = 2, 6
 	default:
-		return false
+		return 0, false
 	}
 	version := 0
 	d := 0
@@ -258,10 +268,9 @@ func (s *splitter) openVersioned() bool {
 		d++
 	}
 	if version >= maxVersion {
-		return false
+		return 0, false
 	}
-	s.discard(n + d)
-	return true
+	return n + d, true
 }
 
 // copyQuoted copies a quoted string or identifier whose opening quote q was

@@ -40,7 +40,8 @@ var recentReads struct {
 }
 
 // readStatement returns what StatementSubjects and StatementWrites say of
-// query in currentSchema, from recentReads if it is there.
+// query in currentSchema, from recentReads if it is there, else from its
+// shape (see shapeCache).
 func readStatement(currentSchema, query string) *statementRead {
 	rr := &recentReads
 	rr.mu.Lock()
@@ -51,19 +52,36 @@ func readStatement(currentSchema, query string) *statementRead {
 		}
 	}
 	rr.mu.Unlock()
-	p := &parsedText{text: cleanQuery(query)}
-	p.toks = tokenize(p.text)
-	if body, ok := setStatementBody(p.text, p.toks); ok {
-		p.text, p.toks = body, tokenize(body)
-	}
-	p.nodes, p.err = parseSQL(p.text)
-	// The query may alias a buffer its caller reuses.
-	r := &statementRead{schema: strings.Clone(currentSchema), query: strings.Clone(query)}
-	r.subjects, r.subjectsErr = subjectsOf(currentSchema, p)
-	r.writes, r.writesOK = writesOf(currentSchema, p)
+	r := shapes.read(currentSchema, query)
 	rr.mu.Lock()
 	rr.reads[rr.next] = r
 	rr.next = (rr.next + 1) % len(rr.reads)
 	rr.mu.Unlock()
+	return r
+}
+
+// readFull reads query in currentSchema from its text: cleaned, parsed.
+func readFull(currentSchema, query string) *statementRead {
+	return readParsed(currentSchema, query, parseText(cleanQuery(query)))
+}
+
+// parseText tokenizes and parses a cleaned statement, past its SET
+// STATEMENT ... FOR prefix.
+func parseText(text string) *parsedText {
+	p := &parsedText{text: text, toks: tokenize(text)}
+	if body, ok := setStatementBody(p.text, p.toks); ok {
+		p.text, p.toks = body, tokenize(body)
+	}
+	p.nodes, p.err = parseSQL(p.text)
+	return p
+}
+
+// readParsed is what StatementSubjects and StatementWrites say of query,
+// parsed as p, in currentSchema.
+func readParsed(currentSchema, query string, p *parsedText) *statementRead {
+	// The query may alias a buffer its caller reuses.
+	r := &statementRead{schema: strings.Clone(currentSchema), query: strings.Clone(query)}
+	r.subjects, r.subjectsErr = subjectsOf(currentSchema, p)
+	r.writes, r.writesOK = writesOf(currentSchema, p)
 	return r
 }

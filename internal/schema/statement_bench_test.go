@@ -2,7 +2,9 @@ package schema
 
 import (
 	"fmt"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // sysbenchStatements are a write_only transaction's statements as a MIXED
@@ -20,6 +22,7 @@ var sysbenchStatements = []string{
 // transaction's statements are new (as in a binlog).
 func BenchmarkStatementReading(b *testing.B) {
 	n := 0
+	defer reportCPU(b, &n)()
 	for b.Loop() {
 		n++
 		for _, q := range sysbenchStatements {
@@ -33,4 +36,56 @@ func BenchmarkStatementReading(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkStatementShapes is one statement of each of sysbench's four
+// write_only shapes read once, each time with other literals: from its
+// shape's template (cached), and parsed whole (uncached).
+func BenchmarkStatementShapes(b *testing.B) {
+	names := []string{"update_index", "update_non_index", "delete", "insert"}
+	variants := sysbenchVariants(1024)
+	for i, name := range names {
+		b.Run("cached/"+name, func(b *testing.B) {
+			c := newShapeCache(maxShapes, maxShapeBytes)
+			n := 0
+			defer reportCPU(b, &n)()
+			for b.Loop() {
+				if r := c.read("sbtest", variants[i][n%1024]); !r.writesOK {
+					b.Fatal(r.query)
+				}
+				n++
+			}
+		})
+		b.Run("uncached/"+name, func(b *testing.B) {
+			n := 0
+			defer reportCPU(b, &n)()
+			for b.Loop() {
+				if r := readFull("sbtest", variants[i][n%1024]); !r.writesOK {
+					b.Fatal(r.query)
+				}
+				n++
+			}
+		})
+	}
+}
+
+// reportCPU reports, when the function it returns is called, the CPU time
+// the process spent (garbage collection included) per operation of *n:
+// on a shared machine wall time per operation says more of the other
+// processes than of this code.
+func reportCPU(b *testing.B, n *int) func() {
+	start := cpuTime()
+	return func() {
+		if *n > 0 {
+			b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(*n), "cpu-ns/op")
+		}
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -76,6 +76,10 @@ func NewServer(src metrics.StatusSource, workers *metrics.Workers) *Server {
 		stream = n.Stream()
 	}
 	prometheus.WrapRegistererWith(prometheus.Labels{"stream": stream}, s.registry).MustRegister(metrics.NewCollector(s, workers))
+	// The first sample is the pipeline's start, taken before it runs:
+	// a report "since the start" then counts all it did, however late
+	// Serve's own sampling begins.
+	s.sample(true)
 	return s
 }
 

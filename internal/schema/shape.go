@@ -1,0 +1,236 @@
+package schema
+
+import (
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A shape is what StatementSubjects and StatementWrites say of every
+// statement of one shape (see shapeScan), learnt from its first: the
+// subjects, and the writes with each value that an integer literal gives
+// taken from that literal. Strings never change what either says (a
+// value's content is not read, see valueContext), and neither do integer
+// literals except as the values Writes holds: learnShape checks both on
+// the statement it learns from.
+type shape struct {
+	key    string // shapeScan.key
+	schema string // the current database
+	// cacheable is false when statements of this shape must be parsed
+	// each time (see learnShape); the fields below are then unset.
+	cacheable bool
+	subjects  Subjects
+	writesOK  bool
+	table     TableName
+	insert    bool
+	set       []string
+	rows      [][]colValue // nil where Writes.Rows is
+	where     []colValues
+	whereSet  bool // Writes.Where is not nil
+	nWhere    int  // the values of where, together
+
+	size       int // bytes held, about
+	prev, next *shape
+}
+
+// litValue is an integer of Writes: literal lit's value (negated if neg),
+// or val where lit < 0 (TRUE, which is 1 whatever the literals).
+type litValue struct {
+	lit int32
+	neg bool
+	val int64
+}
+
+func (v litValue) value(ints []int64) int64 {
+	if v.lit < 0 {
+		return v.val
+	}
+	if v.neg {
+		return -ints[v.lit]
+	}
+	return ints[v.lit]
+}
+
+type colValue struct {
+	col string
+	v   litValue
+}
+
+type colValues struct {
+	col string
+	vs  []litValue // nil where the statement's list is
+}
+
+// sentinelBase is the value the probe gives its first integer literal,
+// the next ones following: far from any value a statement's text gives
+// other than through a literal, and small enough that each fits int64
+// negated.
+const sentinelBase = 1 << 61
+
+// maxShapeLiterals bounds the integer literals of a shape.
+const maxShapeLiterals = 1 << 20
+
+// learnShape learns the shape sc scanned from the statement's full read.
+// It parses a probe: the shape with each integer literal a distinct
+// sentinel (and each string empty), whose Writes tell which literal gives
+// which value. The shape is cacheable only if the probe and the statement
+// both parse (no rewriting, no reading from leading words), say the same
+// subjects and the same ok, and the probe's writes with the statement's
+// literals in place of the sentinels are exactly the statement's.
+func learnShape(currentSchema string, sc *shapeScan, full *statementRead, fullErr error) *shape {
+	sh := &shape{key: string(sc.key), schema: strings.Clone(currentSchema)}
+	sh.size = 2*len(sh.key) + 128
+	if fullErr != nil || full.subjectsErr != nil || len(sc.ints) >= maxShapeLiterals {
+		return sh
+	}
+	probeText := probe(sc.key[len(currentSchema)+1:])
+	p := parseText(probeText)
+	if p.err != nil {
+		return sh
+	}
+	pr := readParsed(currentSchema, probeText, p)
+	if pr.subjectsErr != nil || pr.writesOK != full.writesOK || !reflect.DeepEqual(pr.subjects, full.subjects) {
+		return sh
+	}
+	sh.compile(pr.writes, len(sc.ints))
+	if !reflect.DeepEqual(sh.writes(sc.ints), full.writes) {
+		return &shape{key: sh.key, schema: sh.schema, size: 2*len(sh.key) + 128}
+	}
+	sh.cacheable = true
+	sh.writesOK = full.writesOK
+	sh.subjects = Subjects{Tables: cloneTables(full.subjects.Tables), Databases: cloneStrings(full.subjects.Databases)}
+	return sh
+}
+
+// probe is the text of a shape with the integer literals sentinels and the
+// strings empty.
+func probe(shape []byte) string {
+	b := make([]byte, 0, 2*len(shape))
+	lit := int64(0)
+	for i := 0; i < len(shape); i++ {
+		switch c := shape[i]; c {
+		case intMark:
+			b = strconv.AppendInt(b, sentinelBase+lit, 10)
+			lit++
+		case strMark:
+			i++
+			b = append(b, shape[i], shape[i])
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+// compile keeps the probe's writes w, with each sentinel of n as the
+// literal it stands for.
+func (sh *shape) compile(w Writes, n int) {
+	val := func(v int64) litValue {
+		switch {
+		case v >= sentinelBase && v < sentinelBase+int64(n):
+			return litValue{lit: int32(v - sentinelBase)}
+		case v <= -sentinelBase && v > -sentinelBase-int64(n):
+			return litValue{lit: int32(-v - sentinelBase), neg: true}
+		}
+		return litValue{lit: -1, val: v}
+	}
+	sh.table = TableName{Schema: strings.Clone(w.Table.Schema), Name: strings.Clone(w.Table.Name)}
+	sh.insert = w.Insert
+	sh.set = slices.Clip(cloneStrings(w.Set))
+	if w.Rows != nil {
+		sh.rows = make([][]colValue, len(w.Rows))
+		for i, row := range w.Rows {
+			for col, v := range row {
+				sh.rows[i] = append(sh.rows[i], colValue{col: strings.Clone(col), v: val(v)})
+				sh.size += 48 + len(col)
+			}
+		}
+	}
+	if w.Where != nil {
+		sh.whereSet = true
+		for col, vs := range w.Where {
+			c := colValues{col: strings.Clone(col)}
+			if vs != nil {
+				c.vs = make([]litValue, len(vs))
+				for i, v := range vs {
+					c.vs[i] = val(v)
+				}
+			}
+			sh.where = append(sh.where, c)
+			sh.nWhere += len(vs)
+			sh.size += 48 + len(col) + 16*len(vs)
+		}
+	}
+	sh.size += 32 * len(sh.set)
+}
+
+// writes are the Writes of the statement of this shape whose integer
+// literals are ints.
+func (sh *shape) writes(ints []int64) Writes {
+	w := Writes{Table: sh.table, Insert: sh.insert, Set: sh.set}
+	if sh.rows != nil {
+		w.Rows = make([]map[string]int64, len(sh.rows))
+		for i, row := range sh.rows {
+			m := make(map[string]int64, len(row))
+			for _, c := range row {
+				m[c.col] = c.v.value(ints)
+			}
+			w.Rows[i] = m
+		}
+	}
+	if sh.whereSet {
+		w.Where = make(map[string][]int64, len(sh.where))
+		vals := make([]int64, sh.nWhere)
+		for _, c := range sh.where {
+			if c.vs == nil {
+				w.Where[c.col] = nil
+				continue
+			}
+			out := vals[:len(c.vs):len(c.vs)]
+			vals = vals[len(c.vs):]
+			for i, v := range c.vs {
+				out[i] = v.value(ints)
+			}
+			w.Where[c.col] = out
+		}
+	}
+	return w
+}
+
+// read is what the statement query of this shape, with integer literals
+// ints, reads as.
+func (sh *shape) read(query string, ints []int64) *statementRead {
+	return &statementRead{
+		schema:   sh.schema,
+		query:    strings.Clone(query),
+		subjects: sh.subjects,
+		writes:   sh.writes(ints),
+		writesOK: sh.writesOK,
+	}
+}
+
+// cloneTables copies names that may point into a parsed text, which a
+// shape would otherwise keep; the slice has no room to append into, as
+// every statement of the shape shares it.
+func cloneTables(ts []TableName) []TableName {
+	if ts == nil {
+		return nil
+	}
+	out := make([]TableName, len(ts))
+	for i, t := range ts {
+		out[i] = TableName{Schema: strings.Clone(t.Schema), Name: strings.Clone(t.Name)}
+	}
+	return out
+}
+
+func cloneStrings(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.Clone(s)
+	}
+	return out
+}
