@@ -146,7 +146,8 @@ func (c *Cloner) createDatabases(ctx context.Context, st *started, cat *catalog)
 				return err
 			}
 			if _, err := tgt.ExecContext(ctx, d.query); err != nil {
-				return fmt.Errorf("creating database %s on the target: %w", db, err)
+				return fmt.Errorf("creating database %s on the target: %w; the stream copies every database its filters let through: "+
+					"grant the target account CREATE there, or leave it out (include = DB.%% for each database granted, or exclude = %s.%%)", db, err, db)
 			}
 		}
 		return nil
