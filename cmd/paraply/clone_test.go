@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,13 +54,16 @@ func cloneKilledUnderLoad(t *testing.T, format string) {
 	stopLoad := startSysbenchLoad(t, src, cloneTables, cloneTableSize)
 	defer stopLoad()
 	tdb := sandboxtest.DB(t, tgt)
-	relay := t.TempDir()
-	args := []string{"clone", "--source", src.URL(), "--target", tgt.URL(), "--relay-dir", relay, "--http", "127.0.0.1:0",
+	relay, addr := t.TempDir(), freeAddr(t)
+	args := []string{"clone", "--source", src.URL(), "--target", tgt.URL(), "--relay-dir", relay, "--http", addr,
 		"--copy-workers", "3", "--chunk-rows", strconv.Itoa(cloneChunkRows), "--log-level", "info"}
 	chunks := cloneTables * cloneTableSize / cloneChunkRows
 	for kill := 1; kill <= 2; kill++ {
 		p := startParaply(t, args...)
 		waitChunks(t, tdb, p, kill*chunks/3)
+		if kill == 1 {
+			cloneServes(t, addr)
+		}
 		p.Kill()
 		if n := committedChunks(t, tdb); n >= chunks {
 			t.Fatalf("kill %d came after the copy (%d chunks committed)\n%s", kill, n, p.Logs)
@@ -200,4 +207,38 @@ func checkChunksOnce(t *testing.T, tgt *sandbox.Server, db *sql.DB) {
 		t.Errorf("chunks of %d tables, want %d", tables, cloneTables)
 	}
 	t.Logf("%d chunks, each committed once", recorded)
+}
+
+// cloneServes checks that a clone copying serves its progress on its
+// --http address: the metrics, /status.json and the page.
+func cloneServes(t *testing.T, addr string) {
+	t.Helper()
+	get := func(path string) string {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d, %v", path, resp.StatusCode, err)
+		}
+		return string(b)
+	}
+	m := regexp.MustCompile(`(?m)^paraply_clone_rows\{stream="default"\} (\d+)`).FindStringSubmatch(get("/metrics"))
+	if m == nil || m[1] == "0" {
+		t.Errorf("the clone's /metrics shows no rows copied: %v", m)
+	}
+	var p struct {
+		Rows   int64 `json:"rows"`
+		Tables []struct {
+			Table string `json:"table"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(get("/status.json")), &p); err != nil || p.Rows == 0 || len(p.Tables) != cloneTables {
+		t.Errorf("the clone's /status.json: %+v, %v; want rows and %d tables", p, err, cloneTables)
+	}
+	if page := get("/"); !strings.Contains(page, "sbtest.sbtest") || !strings.Contains(page, "rows/s") {
+		t.Errorf("the clone's page shows no table's progress:\n%s", page)
+	}
 }

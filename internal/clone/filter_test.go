@@ -14,7 +14,8 @@ import (
 // app=app_copy, --include app_copy.% and --exclude app_copy.skip%: only
 // app's tables but skip_me are copied, as app_copy's, with app's view
 // and trigger renamed; other and skip_me are not on the target; verify of
-// the stream is equal, and so it is once replication has gone on.
+// the stream is equal, and so it is once replication has gone on. It
+// reads with two snapshot sessions, opened at one position.
 func TestCloneFiltersAndRewrite(t *testing.T) {
 	ctx := context.Background()
 	p := newPair(t, sandbox.Options{})
@@ -36,8 +37,13 @@ func TestCloneFiltersAndRewrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Stream.Filter = rules
-	if _, err := New(cfg).Run(ctx); err != nil {
+	cfg.Readers = 2 // two snapshots at one position: commits blocked a moment
+	res, err := New(cfg).Run(ctx)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Progress.BlockedSeconds <= 0 {
+		t.Errorf("two readers: the source's commits blocked for %v s, want a moment", res.Progress.BlockedSeconds)
 	}
 	there, err := targetTables(ctx, p.tdb)
 	if err != nil {
