@@ -66,10 +66,16 @@ var awkward = []string{
 // with rows larger than 16 MiB, system-versioned with history, and
 // values of every type, with their triggers, views, routines and events
 // and a sequence; verify finds the target equal, the history is there,
-// the objects are, and replication goes on from the clone's position.
+// the objects are, and replication goes on from the clone's position. The
+// rows go by LOAD DATA LOCAL, and by INSERT to a target without it.
 func TestCloneAwkwardTables(t *testing.T) {
+	t.Run("load", func(t *testing.T) { cloneAwkward(t, nil) })
+	t.Run("insert", func(t *testing.T) { cloneAwkward(t, []string{"--local-infile=0"}) })
+}
+
+func cloneAwkward(t *testing.T, targetArgs []string) {
 	ctx := context.Background()
-	p := newPair(t, sandbox.Options{})
+	p := newPair(t, sandbox.Options{}, targetArgs...)
 	exec(t, p.sdb, awkward...)
 	cfg := p.config(t)
 	cfg.ChunkRows = 40

@@ -20,6 +20,8 @@ const maxStatement = 4 << 20
 // a table whose rows are all in is finished (indexes, triggers) beside.
 func (c *Cloner) copyRows(ctx context.Context, st *started, snap *snapshot, cat *catalog, runs []*tableRun) error {
 	c.setPhase("copying rows")
+	c.log.Info("copying rows", "tables", len(runs), "workers", c.cfg.Workers, "readers", len(snap.sessions), "load_data", c.loads,
+		"since_start_seconds", time.Since(c.started).Seconds())
 	biggestFirst(runs)
 	maxPacket, err := targetMaxPacket(ctx, st.tgt)
 	if err != nil {

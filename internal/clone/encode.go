@@ -38,6 +38,9 @@ type column struct {
 	sel     string // the select expression
 	kind    kind
 	charset string // textKind's introducer
+	// load is what LOAD DATA sets the column to from its field in user
+	// variable @v: "" to load the field into the column as it is.
+	load string
 }
 
 // charsetName guards the character set names that go into SQL text.
@@ -53,7 +56,8 @@ func newColumn(c *verify.Column) (column, error) {
 	case "float":
 		col.kind, col.sel = numberKind, "CAST("+q+" AS DOUBLE)"
 	case "bit", "enum", "set":
-		col.kind, col.sel = numberKind, "("+q+" + 0)"
+		// LOAD DATA would take the number for text (an ENUM's label).
+		col.kind, col.sel, col.load = numberKind, "("+q+" + 0)", "CAST(@v AS UNSIGNED)"
 	case "date", "datetime", "time", "timestamp":
 		col.kind = quotedKind
 	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json":
@@ -68,7 +72,7 @@ func newColumn(c *verify.Column) (column, error) {
 		// INET4, INET6, UUID and types paraply does not know: their text,
 		// which the server parses back (as a binary string of 16 bytes an
 		// INET6 would be taken for its binary form).
-		col.kind, col.charset = textKind, "utf8mb4"
+		col.kind, col.charset, col.load = textKind, "utf8mb4", "CONVERT(@v USING utf8mb4)"
 	}
 	if col.kind == textKind && !charsetName.MatchString(col.charset) {
 		return col, fmt.Errorf("column %s: unexpected character set %q", q, col.charset)
@@ -113,6 +117,30 @@ func appendEscaped(b, v []byte) []byte {
 			b = append(b, '\\', '\'')
 		case 0x1a:
 			b = append(b, '\\', 'Z')
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// appendField appends v (nil for NULL) as a field of LOAD DATA's default
+// format read in CHARACTER SET binary: \N for NULL, a backslash before a
+// tab, a newline, a backslash; NUL as \0.
+func appendField(b, v []byte) []byte {
+	if v == nil {
+		return append(b, '\\', 'N')
+	}
+	for _, c := range v {
+		switch c {
+		case 0:
+			b = append(b, '\\', '0')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\\':
+			b = append(b, '\\', '\\')
 		default:
 			b = append(b, c)
 		}

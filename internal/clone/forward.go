@@ -50,6 +50,10 @@ func (c *Cloner) forward(ctx context.Context, st *started, from, to string, part
 	if err := st.relock(ctx); err != nil {
 		return err
 	}
+	if ferr == nil {
+		// Stopped (a signal), replicate returns nil short of to.
+		ferr = ctx.Err()
+	}
 	if ferr != nil {
 		return fmt.Errorf("bringing the tables copied whole forward from %s to %s: %w", from, to, ferr)
 	}

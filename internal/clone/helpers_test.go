@@ -14,16 +14,17 @@ import (
 	"github.com/paraply/paraply/internal/verify"
 )
 
-// pair is a sandboxed source (binlog on) and an empty target.
+// pair is a sandboxed source (binlog on) and an empty target (with
+// mariadbd options targetArgs).
 type pair struct {
 	src, tgt *sandbox.Server
 	sdb, tdb *sql.DB
 }
 
-func newPair(t *testing.T, srcOpts sandbox.Options) pair {
+func newPair(t *testing.T, srcOpts sandbox.Options, targetArgs ...string) pair {
 	t.Helper()
 	srcOpts.Name, srcOpts.Binlog = "csrc", true
-	p := pair{src: sandboxtest.ForTest(t, srcOpts), tgt: sandboxtest.ForTest(t, sandbox.Options{Name: "ctgt", ServerID: 2, Binlog: true})}
+	p := pair{src: sandboxtest.ForTest(t, srcOpts), tgt: sandboxtest.ForTest(t, sandbox.Options{Name: "ctgt", ServerID: 2, Binlog: true, ExtraArgs: targetArgs})}
 	p.sdb, p.tdb = sandboxtest.DB(t, p.src), sandboxtest.DB(t, p.tgt)
 	return p
 }

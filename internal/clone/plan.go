@@ -210,7 +210,11 @@ func (c *Cloner) prepare(ctx context.Context, st *started, t *table) (*tableRun,
 	if t.typ == sequence {
 		return &tableRun{t: t, def: def}, nil
 	}
-	return newTableRun(t, def, keys)
+	tr, err := newTableRun(t, def, keys)
+	if err == nil && c.loads {
+		tr.loadData()
+	}
+	return tr, err
 }
 
 // setSequence gives sequence t on the target the next value it has in the

@@ -108,7 +108,7 @@ func (r *reader) rowsOf(ctx context.Context, tr *tableRun, q string, limit int) 
 		if err := rows.Scan(dest...); err != nil {
 			return p, nil, false, err
 		}
-		p.data = appendTuple(p.data, tr.cols, vals)
+		p.data = tr.appendRow(p.data, vals)
 		p.ends = append(p.ends, len(p.data))
 		key = key[:0]
 		for _, v := range vals[len(tr.cols):] {
@@ -151,7 +151,7 @@ func (r *reader) whole(ctx context.Context, tr *tableRun, seg int) error {
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("table %s (one piece): reading it on the source: %w", tr.t, err)
 		}
-		p.data = appendTuple(p.data, tr.cols, vals)
+		p.data = tr.appendRow(p.data, vals)
 		p.ends = append(p.ends, len(p.data))
 		if len(p.data) >= r.bytes {
 			if err := r.part(ctx, c, p); err != nil {
@@ -205,6 +205,21 @@ func scanDest(n int) ([]sql.RawBytes, []any) {
 		dest[i] = &vals[i]
 	}
 	return vals, dest
+}
+
+// appendRow appends the row vals as tr writes it: a line of LOAD DATA's
+// fields, or a tuple of literals for INSERT.
+func (tr *tableRun) appendRow(b []byte, vals []sql.RawBytes) []byte {
+	if tr.load == "" {
+		return appendTuple(b, tr.cols, vals)
+	}
+	for i := range tr.cols {
+		if i > 0 {
+			b = append(b, '\t')
+		}
+		b = appendField(b, vals[i])
+	}
+	return append(b, '\n')
 }
 
 // appendTuple appends the row vals (the columns cols, then maybe key

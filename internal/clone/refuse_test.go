@@ -49,12 +49,13 @@ func TestCloneRefusesTablesThere(t *testing.T) {
 }
 
 // TestCloneNamesTableAndChunk: a row the target cannot take (larger than
-// its max_allowed_packet) stops the clone with an error naming the table,
-// the chunk and the remedy; the chunks committed before it stay.
+// its max_allowed_packet, on a target without LOAD DATA LOCAL, which
+// takes INSERT statements) stops the clone with an error naming the
+// table, the chunk and the remedy; the chunks committed before it stay.
 func TestCloneNamesTableAndChunk(t *testing.T) {
 	ctx := context.Background()
 	src := sandboxtest.ForTest(t, sandbox.Options{Name: "csrc", Binlog: true})
-	tgt := sandboxtest.ForTest(t, sandbox.Options{Name: "ctgt", ServerID: 2, ExtraArgs: []string{"--max-allowed-packet=1M"}})
+	tgt := sandboxtest.ForTest(t, sandbox.Options{Name: "ctgt", ServerID: 2, ExtraArgs: []string{"--max-allowed-packet=1M", "--local-infile=0"}})
 	p := pair{src: src, tgt: tgt, sdb: sandboxtest.DB(t, src), tdb: sandboxtest.DB(t, tgt)}
 	exec(t, p.sdb, "CREATE DATABASE app", "CREATE TABLE app.b (id INT PRIMARY KEY, v LONGBLOB)",
 		"INSERT INTO app.b SELECT seq, 'small' FROM app.seq_1_to_300", "UPDATE app.b SET v = REPEAT('x', 2000000) WHERE id = 250")

@@ -43,6 +43,10 @@ type Cloner struct {
 	cfg Config
 	log *slog.Logger
 
+	// loads: the target takes LOAD DATA LOCAL (local_infile), with which
+	// the copy writes its rows; else with INSERT statements.
+	loads bool
+
 	mu       sync.Mutex // guards what follows
 	phase    string
 	position string
@@ -177,8 +181,11 @@ func (c *Cloner) open(ctx context.Context) (*started, error) {
 	if !strings.Contains(strings.ToLower(version), "mariadb") {
 		return st, fmt.Errorf("source %s is %s: clone reads MariaDB sources (it names its snapshot's binlog position without a lock); seed from MySQL with mysqldump or mydumper (README, step 2)", s.Source, version)
 	}
-	if err := st.tgt.PingContext(ctx); err != nil {
+	if err := st.tgt.QueryRowContext(ctx, "SELECT @@local_infile").Scan(&c.loads); err != nil {
 		return st, fmt.Errorf("target %s: %w", st.target, err)
+	}
+	if !c.loads {
+		c.log.Info("the target does not take LOAD DATA LOCAL (local_infile is off): the copy writes its rows with INSERT statements, at a third more of the target's CPU")
 	}
 	st.store = checkpoint.NewStreamStore(st.tgt, checkpoint.Replicate, st.name)
 	st.clones = checkpoint.NewCloneStore(st.tgt, st.name)

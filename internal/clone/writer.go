@@ -1,10 +1,16 @@
 package clone
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"strconv"
+	"sync/atomic"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/mysqlerr"
@@ -117,9 +123,18 @@ func (w *writer) commit(ctx context.Context, tx *sql.Tx, c *chunk) error {
 	return tx.Commit()
 }
 
-// insert inserts p's rows, tr's, with as few statements as maxStatement
-// allows.
+// files numbers the rows LOAD DATA reads (a name each, for the driver).
+var files atomic.Uint64
+
+// insert inserts p's rows, tr's: with LOAD DATA LOCAL when tr loads,
+// else with as few statements as maxStatement allows.
 func (w *writer) insert(ctx context.Context, tx *sql.Tx, tr *tableRun, p part) error {
+	if p.rows() == 0 {
+		return nil
+	}
+	if tr.load != "" {
+		return w.loadData(ctx, tx, tr, p)
+	}
 	stmt := make([]byte, 0, min(len(tr.insert)+len(p.data)+p.rows(), w.maxStatement))
 	for i := 0; i < p.rows(); {
 		stmt = append(stmt[:0], tr.insert...)
@@ -141,6 +156,24 @@ func (w *writer) insert(ctx context.Context, tx *sql.Tx, tr *tableRun, p part) e
 		if _, err := tx.ExecContext(ctx, string(stmt)); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// loadData loads p's rows with LOAD DATA LOCAL, the driver reading them
+// from memory. With LOCAL the server skips a row whose key is there
+// already: a count short of p's rows is an error.
+func (w *writer) loadData(ctx context.Context, tx *sql.Tx, tr *tableRun, p part) error {
+	name := "paraply-clone-" + strconv.FormatUint(files.Add(1), 10)
+	data := p.data
+	mysql.RegisterReaderHandler(name, func() io.Reader { return bytes.NewReader(data) })
+	defer mysql.DeregisterReaderHandler(name)
+	res, err := tx.ExecContext(ctx, "LOAD DATA LOCAL INFILE 'Reader::"+name+"'"+tr.load)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err == nil && n != int64(p.rows()) {
+		return fmt.Errorf("LOAD DATA took %d of its %d rows: the target holds some of them already", n, p.rows())
 	}
 	return nil
 }
