@@ -1,7 +1,8 @@
 // Command clone benchmarks seeding a target and catching up, in one run on
 // the same durable target, three ways (docs/clone.md, "Benchmark"):
 //
-//   - clone: paraply clone --until-caught-up;
+//   - clone: paraply clone --until-caught-up (and clone-2readers, with
+//     --copy-readers 2);
 //   - dump: mariadb-dump --single-transaction --gtid --master-data=2 |
 //     mariadb, then paraply replicate --start-gtid <the dump's> --until-caught-up;
 //   - mydumper: mydumper --trx-consistency-only, then myloader (each with the
@@ -13,7 +14,7 @@
 // is how long it was locked. Each way is checked with paraply verify.
 //
 //	go run ./bench/clone [-quick] [-tables 8] [-rows 1000000] [-threads 4] [-rate 20]
-//	    [-methods clone,dump,mydumper] [-paraply bin/paraply] [-out bench/results/DATE-clone]
+//	    [-methods clone,clone-2readers,dump,mydumper] [-paraply bin/paraply] [-out bench/results/DATE-clone]
 package main
 
 import (
@@ -49,7 +50,7 @@ func main() {
 	flag.IntVar(&cfg.rows, "rows", 1000000, "rows per table")
 	flag.IntVar(&cfg.threads, "threads", 4, "clone's --copy-workers, mydumper's and myloader's --threads")
 	flag.IntVar(&cfg.rate, "rate", 20, "the source's write load, sysbench oltp_write_only transactions per second")
-	flag.StringVar(&methods, "methods", "clone,dump,mydumper", "the ways to seed, in order: clone, dump, mydumper")
+	flag.StringVar(&methods, "methods", "clone,clone-2readers,dump,mydumper", "the ways to seed, in order: clone, clone-2readers (--copy-readers 2), dump, mydumper")
 	flag.StringVar(&cfg.paraply, "paraply", "bin/paraply", "paraply binary")
 	flag.StringVar(&cfg.out, "out", "", "output directory (default bench/results/DATE-clone)")
 	flag.StringVar(&cfg.baseDir, "base-dir", "", "directory for the servers and the dump (default $TMPDIR)")

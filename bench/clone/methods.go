@@ -57,12 +57,14 @@ func (e *env) measure(ctx context.Context, method string) (measurement, error) {
 	switch method {
 	case "clone":
 		err = e.clone(ctx, &m)
+	case "clone-2readers":
+		err = e.clone(ctx, &m, "--copy-readers", "2")
 	case "dump":
 		err = e.dumpAndLoad(ctx, &m)
 	case "mydumper":
 		err = e.mydumper(ctx, &m)
 	default:
-		err = fmt.Errorf("no such way %q (clone, dump, mydumper)", method)
+		err = fmt.Errorf("no such way %q (clone, clone-2readers, dump, mydumper)", method)
 	}
 	m.Seconds = round(time.Since(began).Seconds())
 	m.LongestWriteMs = round(float64(e.probe.take().Microseconds()) / 1000)
@@ -90,9 +92,10 @@ func (e *env) stream() string {
 		"--include", "sbtest.%", "--http", "", "--log-level", "info"}, "\x00")
 }
 
-// clone runs paraply clone to caught up.
-func (e *env) clone(ctx context.Context, m *measurement) error {
+// clone runs paraply clone to caught up, with more arguments.
+func (e *env) clone(ctx context.Context, m *measurement, more ...string) error {
 	args := append([]string{"clone", e.stream(), "--copy-workers", strconv.Itoa(e.cfg.threads), "--until-caught-up", "--progress-every", "60s"}, e.cfg.cloneArgs...)
+	args = append(args, more...)
 	out, err := e.paraplyRun(ctx, args...)
 	m.ParaplyMaxRSSMB = max(m.ParaplyMaxRSSMB, e.lastRSS)
 	if err != nil {

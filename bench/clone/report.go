@@ -53,6 +53,8 @@ func label(method string) string {
 	switch method {
 	case "clone":
 		return "paraply clone"
+	case "clone-2readers":
+		return "paraply clone --copy-readers 2"
 	case "dump":
 		return "mariadb-dump \\| mariadb, replicate"
 	case "mydumper":
