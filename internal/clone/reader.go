@@ -139,7 +139,18 @@ func (r *reader) whole(ctx context.Context, tr *tableRun, seg int) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	defer close(c.parts)
+	// The parts end (the channel closes) only once all are read: a chunk
+	// whose reading fails is never committed with part of its rows (its
+	// worker waits for the next part until the run ends).
+	if err := r.stream(ctx, tr, c); err != nil {
+		return err
+	}
+	close(c.parts)
+	return nil
+}
+
+// stream reads tr's rows into c's parts.
+func (r *reader) stream(ctx context.Context, tr *tableRun, c *chunk) error {
 	rows, err := r.conn.QueryContext(ctx, "SELECT "+tr.selectList()+" FROM "+tr.from)
 	if err != nil {
 		return fmt.Errorf("table %s (one piece): reading it on the source: %w", tr.t, err)

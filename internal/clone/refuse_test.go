@@ -5,7 +5,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/sandbox"
 	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 	"github.com/paraply/paraply/internal/verify"
@@ -83,4 +85,56 @@ func committedChunks(t *testing.T, p pair) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestTableOfPartsNotCommittedInPart: a table read as one piece in parts
+// (no usable key) whose reading fails is not committed with the parts
+// read so far: its worker waits for the rest until the run ends, and
+// records nothing. (Here the read fails at once: the table is gone.)
+func TestTableOfPartsNotCommittedInPart(t *testing.T) {
+	ctx := context.Background()
+	p := newPair(t, sandbox.Options{})
+	exec(t, p.sdb, "CREATE DATABASE app", "CREATE TABLE app.nokey (a INT)")
+	exec(t, p.tdb, "CREATE DATABASE app", "CREATE TABLE app.nokey (a INT)")
+	infos, err := verify.LoadTables(ctx, p.sdb, []string{"app"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := verify.TableName{Schema: "app", Name: "nokey"}
+	keys, err := verify.NewKeys(infos[n])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := newTableRun(&table{src: n, dst: n, typ: baseTable, info: infos[n]}, &definition{}, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(t, p.sdb, "DROP TABLE app.nokey")
+	store := checkpoint.NewCloneStore(p.tdb, checkpoint.DefaultStream)
+	if err := checkpoint.NewStore(p.tdb).Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := p.sdb.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	chunks := make(chan *chunk, 1)
+	b := newBudget(1 << 20)
+	r := &reader{conn: conn, rows: 100, bytes: 1 << 16, budget: b, out: chunks}
+	if err := r.whole(ctx, tr, 0); err == nil || !strings.Contains(err.Error(), "app.nokey (one piece)") {
+		t.Fatalf("reading a table gone: %v, want an error naming app.nokey", err)
+	}
+	w := &writer{tgt: p.tdb, store: store, budget: b, maxStatement: maxStatement, maxPacket: 1 << 24, done: func(*chunk) {}}
+	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := w.write(wctx, <-chunks); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the worker of a chunk whose reading failed: %v, want it waiting for the rest until the run ends", err)
+	}
+	if got := committedChunks(t, p); got != 0 {
+		t.Errorf("%d chunks recorded: a chunk whose reading failed was committed", got)
+	}
 }
