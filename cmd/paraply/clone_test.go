@@ -69,6 +69,11 @@ func cloneKilledUnderLoad(t *testing.T, format string) {
 			t.Fatalf("kill %d came after the copy (%d chunks committed)\n%s", kill, n, p.Logs)
 		}
 	}
+	// replicate refuses the target its clone has not finished.
+	refused := paraply("replicate", "--source", src.URL(), "--target", tgt.URL(), "--relay-dir", relay, "--http", "", "--start-gtid", "current")
+	if out, err := refused.CombinedOutput(); err == nil || !strings.Contains(string(out), "clone of this stream has not finished") {
+		t.Fatalf("replicate onto an unfinished clone: %v, want refused\n%s", err, out)
+	}
 	run := paraply(append(args, "--until-caught-up")...)
 	if out, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("the clone's third run: %v\n%s", err, out)
