@@ -215,7 +215,8 @@ func checkChunksOnce(t *testing.T, tgt *sandbox.Server, db *sql.DB) {
 }
 
 // cloneServes checks that a clone copying serves its progress on its
-// --http address: the metrics, /status.json and the page.
+// --http address: the metrics, /clone.json and the page; and that
+// paraply status says a clone copies.
 func cloneServes(t *testing.T, addr string) {
 	t.Helper()
 	get := func(path string) string {
@@ -230,6 +231,11 @@ func cloneServes(t *testing.T, addr string) {
 		}
 		return string(b)
 	}
+	// paraply status, which reads replicate's /status.json, says a clone
+	// copies.
+	if code, out := runParaply(t, nil, "status", "--http", addr); code != 1 || !strings.Contains(out, "paraply clone is copying the source") {
+		t.Errorf("paraply status during the clone: exit %d, want 1 and that a clone copies\n%s", code, out)
+	}
 	m := regexp.MustCompile(`(?m)^paraply_clone_rows\{stream="default"\} (\d+)`).FindStringSubmatch(get("/metrics"))
 	if m == nil || m[1] == "0" {
 		t.Errorf("the clone's /metrics shows no rows copied: %v", m)
@@ -240,8 +246,8 @@ func cloneServes(t *testing.T, addr string) {
 			Table string `json:"table"`
 		} `json:"tables"`
 	}
-	if err := json.Unmarshal([]byte(get("/status.json")), &p); err != nil || p.Rows == 0 || len(p.Tables) != cloneTables {
-		t.Errorf("the clone's /status.json: %+v, %v; want rows and %d tables", p, err, cloneTables)
+	if err := json.Unmarshal([]byte(get("/clone.json")), &p); err != nil || p.Rows == 0 || len(p.Tables) != cloneTables {
+		t.Errorf("the clone's /clone.json: %+v, %v; want rows and %d tables", p, err, cloneTables)
 	}
 	if page := get("/"); !strings.Contains(page, "sbtest.sbtest") || !strings.Contains(page, "rows/s") {
 		t.Errorf("the clone's page shows no table's progress:\n%s", page)

@@ -17,7 +17,8 @@ import (
 
 // While it copies, a clone serves on the stream's --http address what
 // replicate serves there afterwards, of the copy: /metrics (paraply_clone_*),
-// /status.json (its Progress) and a page at / that refreshes itself.
+// /clone.json (its Progress) and a page at / that refreshes itself;
+// /status.json says that a clone copies.
 
 // Serve serves the clone's metrics, status and page on l until ctx is
 // done.
@@ -35,15 +36,23 @@ func (c *Cloner) Serve(ctx context.Context, l net.Listener) error {
 	return nil
 }
 
-// Handler serves /metrics, /status.json and the page.
+// Handler serves /metrics, /clone.json, /status.json and the page.
 func (c *Cloner) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
 	prometheus.WrapRegistererWith(prometheus.Labels{"stream": c.Stream()}, reg).MustRegister(&collector{c: c})
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/status.json", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("/clone.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(c.Progress()) // a client gone changes nothing
+	})
+	// replicate's API is not served yet: `paraply status` (which reads
+	// it) prints this instead of figures that would all be zero.
+	mux.HandleFunc("/status.json", func(w http.ResponseWriter, _ *http.Request) {
+		p := c.Progress()
+		http.Error(w, fmt.Sprintf("paraply clone is copying the source (%s; %d/%d tables, %s/%s rows, ETA %s): "+
+			"its progress is on the page and in /clone.json; replicate serves /status.json once the copy is done",
+			p.Phase, p.Done, p.Total, count(p.Rows), count(p.EstRows), eta(p.ETASeconds)), http.StatusServiceUnavailable)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
@@ -63,7 +72,7 @@ func page(p Progress) string {
 	return `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="2"><title>paraply clone</title>` +
 		`<style>body{font-family:sans-serif;margin:2em}pre{font-size:14px}</style></head><body><h1>paraply clone</h1>` +
 		`<p>position ` + html.EscapeString(p.Position) + `; source commits blocked ` + fmt.Sprintf("%.3f", p.BlockedSeconds) + ` s; ` +
-		`<a href="/metrics">/metrics</a>, <a href="/status.json">/status.json</a></p><pre>` + html.EscapeString(b.String()) + `</pre></body></html>`
+		`<a href="/metrics">/metrics</a>, <a href="/clone.json">/clone.json</a></p><pre>` + html.EscapeString(b.String()) + `</pre></body></html>`
 }
 
 // collector exposes the clone's progress as paraply_clone_* metrics.
