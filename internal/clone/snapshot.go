@@ -74,24 +74,10 @@ func lockFree(ctx context.Context, conn *sql.Conn) (string, error) {
 	if _, err := conn.ExecContext(ctx, startSnapshot); err != nil {
 		return "", fmt.Errorf("source: %s: %w", startSnapshot, err)
 	}
-	var file, pos string
-	rows, err := conn.QueryContext(ctx, "SHOW STATUS WHERE Variable_name IN ('Binlog_snapshot_file', 'Binlog_snapshot_position')")
+	file, pos, err := snapshotPosition(ctx, conn)
 	if err != nil {
 		return "", fmt.Errorf("source: reading the snapshot's binlog position: %w", err)
 	}
-	for rows.Next() {
-		var name, value string
-		if err := rows.Scan(&name, &value); err != nil {
-			rows.Close()
-			return "", fmt.Errorf("source: reading the snapshot's binlog position: %w", err)
-		}
-		if strings.EqualFold(name, "Binlog_snapshot_file") {
-			file = value
-		} else {
-			pos = value
-		}
-	}
-	rows.Close()
 	if file == "" {
 		return "", errors.New("source: no Binlog_snapshot_file: clone reads a MariaDB source with its binlog on (log_bin)")
 	}
@@ -103,6 +89,27 @@ func lockFree(ctx context.Context, conn *sql.Conn) (string, error) {
 		return "", fmt.Errorf("source: BINLOG_GTID_POS(%s, %s) is NULL: the snapshot's binlog file is gone", file, pos)
 	}
 	return gtid.String, nil
+}
+
+// snapshotPosition reads the binlog file and position of conn's snapshot.
+func snapshotPosition(ctx context.Context, conn *sql.Conn) (file, pos string, err error) {
+	rows, err := conn.QueryContext(ctx, "SHOW STATUS WHERE Variable_name IN ('Binlog_snapshot_file', 'Binlog_snapshot_position')")
+	if err != nil {
+		return "", "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return "", "", err
+		}
+		if strings.EqualFold(name, "Binlog_snapshot_file") {
+			file = value
+		} else {
+			pos = value
+		}
+	}
+	return file, pos, rows.Err()
 }
 
 // blockingCommits opens the sessions' snapshots while the source's commits
