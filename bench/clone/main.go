@@ -56,7 +56,15 @@ func main() {
 	flag.StringVar(&cfg.baseDir, "base-dir", "", "directory for the servers and the dump (default $TMPDIR)")
 	flag.IntVar(&cfg.bufferPoolMB, "buffer-pool-mb", 256, "innodb_buffer_pool_size of both servers, MiB (at most 256)")
 	cloneArgs := flag.String("clone-args", "", "more arguments for paraply clone, space-separated (e.g. \"--copy-readers 2\")")
+	rewrite := flag.String("rewrite", "", "read DIR/results.json of a run and write DIR/results.md again as this build writes it, then exit")
 	flag.Parse()
+	if *rewrite != "" {
+		if err := rewriteResults(*rewrite); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg.cloneArgs = strings.Fields(*cloneArgs)
 	if *quick {
 		cfg.rows = 20000
@@ -113,6 +121,19 @@ func run(ctx context.Context, cfg config) error {
 	md := res.markdown()
 	fmt.Print(md)
 	return os.WriteFile(filepath.Join(cfg.out, "results.md"), []byte(md), 0o644)
+}
+
+// rewriteResults writes dir/results.md again from dir/results.json.
+func rewriteResults(dir string) error {
+	j, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return err
+	}
+	var res results
+	if err := json.Unmarshal(j, &res); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(res.markdown()), 0o644)
 }
 
 // logf prints a progress line on stderr.

@@ -25,8 +25,8 @@ func (r *results) markdown() string {
 		"%d threads for clone (--copy-workers), mydumper and myloader; each way from an empty target to caught up with the source "+
 		"(paraply replicate --until-caught-up from the seed's position), then checked with paraply verify. Load average before: %s; after: %s.\n\n",
 		r.Started.Format("2006-01-02 15:04"), r.Finished.Format("15:04"), r.Tables, r.Rows, r.DataMB, r.Rate, r.Threads, r.LoadBefore, r.LoadAfter)
-	fmt.Fprintf(&b, "| way | to caught up | seeding | x clone | longest source write | paraply peak RSS | load before | verified |\n")
-	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| way | to caught up | seeding | x clone | longest source write | CPU s: target | source | tools | paraply peak RSS | load before | verified |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var base float64
 	for _, m := range r.Runs {
 		if m.Method == "clone" {
@@ -38,8 +38,8 @@ func (r *results) markdown() string {
 		if base > 0 {
 			ratio = fmt.Sprintf("%.2f", m.Seconds/base)
 		}
-		fmt.Fprintf(&b, "| %s | %.1f s | %.1f s | %s | %.0f ms | %.0f MiB | %s | %v |\n", label(m.Method), m.Seconds, m.SeedSeconds, ratio,
-			m.LongestWriteMs, m.ParaplyMaxRSSMB, m.LoadAverage, m.Verified)
+		fmt.Fprintf(&b, "| %s | %.1f s | %.1f s | %s | %.0f ms | %.1f | %.1f | %.1f | %.0f MiB | %s | %v |\n", label(m.Method), m.Seconds, m.SeedSeconds, ratio,
+			m.LongestWriteMs, m.TargetCPU, m.SourceCPU, m.ToolsCPU, m.ParaplyMaxRSSMB, m.LoadAverage, m.Verified)
 	}
 	for _, m := range r.Runs {
 		if m.Note != "" {
