@@ -60,7 +60,7 @@ func setUp(ctx context.Context, cfg config) (*env, error) {
 	if e.probe, err = startProbe(ctx, e.sdb); err != nil {
 		return e, err
 	}
-	return e, e.startLoad()
+	return e, e.startLoad(ctx)
 }
 
 // sysbench is a sysbench oltp_write_only command on the source's tables.
@@ -69,9 +69,9 @@ func (e *env) sysbench(ctx context.Context, args ...string) *exec.Cmd {
 		"--table-size=" + strconv.Itoa(e.cfg.rows), "--rand-seed=42"}, args...)...)
 }
 
-// startLoad starts the light write load.
-func (e *env) startLoad() error {
-	e.load = e.sysbench(context.Background(), "--threads=1", "--rate="+strconv.Itoa(e.cfg.rate), "--time=0", "--events=0", "--report-interval=0", "run")
+// startLoad starts the light write load, until ctx ends or stopLoad.
+func (e *env) startLoad(ctx context.Context) error {
+	e.load = e.sysbench(ctx, "--threads=1", "--rate="+strconv.Itoa(e.cfg.rate), "--time=0", "--events=0", "--report-interval=0", "run")
 	return e.load.Start()
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -74,7 +75,7 @@ func (e *env) measure(ctx context.Context, method string) (measurement, error) {
 	}
 	// Verified with the source quiet: what it wrote since, applied first.
 	e.stopLoad()
-	defer func() { _ = e.startLoad() }()
+	defer func() { _ = e.startLoad(ctx) }()
 	if _, err := e.paraplyRun(ctx, "replicate", e.stream(), "--until-caught-up"); err != nil {
 		return m, err
 	}
@@ -149,7 +150,7 @@ func (e *env) dumpAndLoad(ctx context.Context, m *measurement) error {
 		return fmt.Errorf("mariadb-dump: %w\n%s", err, dumpErr.String())
 	}
 	if err := lerr; err != nil || cerr != nil {
-		return fmt.Errorf("mariadb: %v %v\n%s", err, cerr, loadErr.String())
+		return fmt.Errorf("mariadb: %w\n%s", errors.Join(err, cerr), loadErr.String())
 	}
 	all := gtidInDump.FindAllSubmatch(last.b, -1)
 	if all == nil {

@@ -208,6 +208,9 @@ func checkChunksOnce(t *testing.T, tgt *sandbox.Server, db *sql.DB) {
 			t.Errorf("%s: its chunks hold %d rows, the table %d: a row was copied twice or not at all", name, n, cloneTableSize)
 		}
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	if tables != cloneTables {
 		t.Errorf("chunks of %d tables, want %d", tables, cloneTables)
 	}

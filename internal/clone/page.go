@@ -26,7 +26,7 @@ func (c *Cloner) Serve(ctx context.Context, l net.Listener) error {
 	srv := &http.Server{Handler: c.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx) // the listener is closed either way
 	}()
