@@ -76,6 +76,10 @@ type stmtPacket struct {
 	db  string
 	// single sends every statement in a packet of its own.
 	single bool
+	// compound puts consecutive statements in one compound statement
+	// (BEGIN NOT ATOMIC ... END), which the target answers once; open
+	// says one is open in text.
+	compound, open bool
 	// last is the session of the statement added last, its clock left
 	// out, when the session has all its settings (hasLast): a statement
 	// of the same session needs no SET (addStatement).
@@ -87,6 +91,36 @@ type stmtPacket struct {
 func (p *stmtPacket) reset() {
 	p.text.Reset()
 	p.stmts = p.stmts[:0]
+	p.open = false
+}
+
+// outside adds q, ended, outside any compound statement: what changes how
+// the statements after it are read (the database, the session's
+// settings) must run before a compound statement is parsed.
+func (p *stmtPacket) outside(q string) {
+	if p.open {
+		p.text.WriteString("END;\n")
+		p.open = false
+	}
+	p.text.WriteString(q)
+}
+
+// inside adds q, ended, to the compound statement open, opening one if
+// p makes them.
+func (p *stmtPacket) inside(q string) {
+	if p.compound && !p.open {
+		p.text.WriteString("BEGIN NOT ATOMIC\n")
+		p.open = true
+	}
+	p.text.WriteString(q)
+}
+
+// String is p's text, any compound statement closed.
+func (p *stmtPacket) String() string {
+	if p.open {
+		return p.text.String() + "END"
+	}
+	return p.text.String()
 }
 
 // stmtRef is a statement in a packet: the transaction of the work it is
@@ -134,7 +168,7 @@ func (w *worker) statementsOnce(ctx context.Context, work *stage.Work, turnFirst
 	if _, err := conn.ExecContext(ctx, "START TRANSACTION"); err != nil {
 		return time.Since(t0), err
 	}
-	p := stmtPacket{single: single}
+	p := stmtPacket{single: single, compound: !single && w.compound}
 	twoParts := work.AfterTurn != nil && !turnFirst && w.p.cfg.PreserveOrder
 	atTurn := turnFirst
 	for _, part := range []part{beforeTurn, afterTurn} {
@@ -218,7 +252,7 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *stage.
 		// A first attempt rolled back keeps the temporary tables it made
 		// (they are not transactional); on the source, none of the name
 		// was there when the statement made it.
-		p.text.WriteString("DROP TEMPORARY TABLE IF EXISTS " + n.String() + "\n;")
+		p.outside("DROP TEMPORARY TABLE IF EXISTS " + n.String() + "\n;")
 	}
 	next := 0
 	rows := func(upTo int) error {
@@ -264,7 +298,7 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *stage.
 		}
 		switch {
 		case st.Kind == binlog.StmtSavepoint:
-			p.text.WriteString(st.Query + "\n;")
+			p.outside(st.Query + "\n;")
 		case st.Kind != binlog.StmtDML:
 		case st.Load != nil:
 			if err := w.flushStatements(ctx, conn, work, p); err != nil {
@@ -293,6 +327,10 @@ func (w *worker) statement(ctx context.Context, conn *sql.Conn, work *stage.Work
 		if err := w.flushStatements(ctx, conn, work, p); err != nil {
 			return err
 		}
+		// Alone, as the server ran it on the source: not in a compound
+		// statement.
+		defer func(compound bool) { p.compound = compound }(p.compound)
+		p.compound = false
 	}
 	if err := w.addStatement(p, i, st); err != nil {
 		return &stage.ConflictError{GTID: work.Txns[i].GTID, What: "cannot give the statement its session's context: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: err}
@@ -331,9 +369,8 @@ func (w *worker) statementPacketBytes() int {
 // then its text, with what changes with every statement in front of it
 // (statementPrefix).
 func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error {
-	b := &p.text
 	if st.Schema != "" && st.Schema != p.db {
-		b.WriteString("USE " + schema.QuoteIdent(st.Schema) + ";\n")
+		p.outside("USE " + schema.QuoteIdent(st.Schema) + ";\n")
 		p.db = st.Schema
 		delete(p.set, "@@session.collation_database") // USE set the database's own
 		p.hasLast = false
@@ -360,7 +397,7 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 			}
 		}
 		if len(changed) > 0 {
-			b.WriteString(setStatement(changed) + ";\n")
+			p.outside(setStatement(changed) + ";\n")
 		}
 		p.last, p.hasLast = same, prefixed
 	}
@@ -369,13 +406,14 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 		if err != nil {
 			return fmt.Errorf("user variable @%s: %w", v.Name, err)
 		}
-		b.WriteString(inline(q, args) + ";\n")
-	}
-	if prefixed {
-		b.WriteString(statementPrefix(ownAssignments(st), p.set["@@session.insert_id"]))
+		p.inside(inline(q, args) + ";\n")
 	}
 	// A newline ends a comment the statement may end with.
-	b.WriteString(st.Query + "\n;")
+	if prefixed {
+		p.inside(statementPrefix(ownAssignments(st), p.set["@@session.insert_id"]) + st.Query + "\n;")
+	} else {
+		p.outside(st.Query + "\n;")
+	}
 	p.stmts = append(p.stmts, stmtRef{txn: i, st: st})
 	return nil
 }
@@ -478,7 +516,7 @@ func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *stag
 	if p.text.Len() == 0 {
 		return nil
 	}
-	text := p.text.String()
+	text := p.String()
 	stmts := p.stmts
 	n := len(stmts)
 	var ref stmtRef

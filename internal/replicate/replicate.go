@@ -120,7 +120,18 @@ func untilReachable(ctx context.Context, within time.Duration, log *slog.Logger,
 // end of the run or the first error: the start (begin), then the stages
 // wired together (pipe).
 func (r *Replica) run(ctx context.Context) error {
-	st, err := r.begin(ctx)
+	var st *begun
+	// A target (or source) lost part way through the start, as one
+	// restarting, is waited for and the start made again: each of its
+	// steps holds again on a second go (a checkpoint the first go wrote
+	// is the one its --start-gtid began).
+	err := untilReachable(ctx, r.cfg.ConnectWait, r.log, "target", r.cfg.Target.String(), func() (err error) {
+		if st != nil {
+			st.close()
+		}
+		st, err = r.begin(ctx)
+		return err
+	})
 	if st != nil {
 		defer st.close()
 	}

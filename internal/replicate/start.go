@@ -108,17 +108,19 @@ func (r *Replica) checkStart(ctx context.Context, tgt *sql.DB, state *checkpoint
 // failover to a server that missed some) is refused too, before a
 // --until-caught-up takes the source's lower position for one reached.
 func (r *Replica) checkPosition(ctx context.Context, state *checkpoint.State) error {
-	if state.Position != "" {
-		if err := r.feed.checkPosition(ctx, r.info, state.Position, false); err != nil {
-			return fmt.Errorf("target %s: %w", r.cfg.Target, err)
+	pos, first, what := state.Position, false, "target "+r.cfg.Target.String()
+	if pos == "" {
+		if r.cfg.StartGTID == "" || r.cfg.StartGTID == StartCurrent || r.cfg.fillTo != "" {
+			return nil
 		}
-		return nil
+		pos, first, what = r.cfg.StartGTID, true, "--start-gtid "+r.cfg.StartGTID
 	}
-	if r.cfg.StartGTID == "" || r.cfg.StartGTID == StartCurrent || r.cfg.fillTo != "" {
-		return nil
-	}
-	if err := r.feed.checkPosition(ctx, r.info, r.cfg.StartGTID, true); err != nil {
-		return fmt.Errorf("--start-gtid %s: %w", r.cfg.StartGTID, err)
+	// A source that is restarting is waited for, as at inspect.
+	err := untilReachable(ctx, r.cfg.ConnectWait, r.log, "source", r.cfg.Source.String(), func() error {
+		return r.feed.checkPosition(ctx, r.info, pos, first)
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }

@@ -193,8 +193,8 @@ func (c *core) headAtBarrier() bool {
 
 // next forms the next Work: the lowest ready transaction, extended with
 // following ones up to maxTxns and maxBytes. With onlyHead it forms work
-// only if that transaction is the head. It returns nil when nothing is
-// ready.
+// only from the head, and then from a head that is not ready too, when
+// it may (startsBlocked). It returns nil when nothing can be formed.
 //
 // Work from the head (commit order kept) is extended past a transaction
 // that waits for an earlier work still applying: everything before the
@@ -208,10 +208,18 @@ func (c *core) headAtBarrier() bool {
 // and the second worker's batch waited behind the first anyway.
 func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *stage.Work {
 	s := c.lowestReady()
+	h := c.head()
+	if onlyHead && h != 0 && s != h && c.startsBlocked(h, maxTxns) {
+		e := c.entry(h)
+		e.dispatched = true
+		w := &stage.Work{Txns: []*stage.Txn{e.item}, AfterTurn: make([]bool, 1, maxTxns)}
+		w.AfterTurn[0] = true
+		return c.extend(w, h, e.item.Bytes, true, maxTxns, maxBytes)
+	}
 	if s == 0 {
 		return nil
 	}
-	fromHead := s == c.head()
+	fromHead := s == h
 	if onlyHead && !fromHead {
 		return nil
 	}
@@ -219,6 +227,26 @@ func (c *core) next(maxTxns, maxBytes int, onlyHead bool) *stage.Work {
 	if w.Txns[0].Alone() {
 		return w
 	}
+	return c.extend(w, s, bytes, fromHead, maxTxns, maxBytes)
+}
+
+// startsBlocked says whether work may start at the head h although h is
+// not ready: with batches, a run from a blocked head applies at once
+// what of it waits for no earlier work, beside the works h waits for,
+// and the rest at its turn (AfterTurn marks h). Everything before h is
+// handed out, so h waits only for works applying. On a stream with hot
+// rows the head of each run waits for the run before it; not starting
+// until it was ready ran the runs one after another, on one core. A head
+// that goes alone (DDL, a non-transactional change, ...) still waits to
+// be ready: its worker would hold it and do nothing else.
+func (c *core) startsBlocked(h uint64, maxTxns int) bool {
+	e := c.entry(h)
+	return maxTxns > 1 && e != nil && !e.dispatched && e.missing > 0 && !e.item.Alone()
+}
+
+// extend adds to w, which starts at s and holds bytes, the transactions
+// after s that may go with it (see next).
+func (c *core) extend(w *stage.Work, s uint64, bytes int, fromHead bool, maxTxns, maxBytes int) *stage.Work {
 	for n := s + 1; len(w.Txns) < maxTxns && bytes < maxBytes; n++ {
 		e := c.entry(n)
 		if e == nil || e.dispatched || e.item.Alone() {

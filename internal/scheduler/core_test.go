@@ -280,3 +280,44 @@ func TestUnorderedWorkSkipsBlocked(t *testing.T) {
 		t.Fatalf("unordered work %v, want [1 3 4]", got)
 	}
 }
+
+// TestBlockedHeadStartsWork: with batches and commit order, work starts
+// at a head that waits for work in flight: the head and what waits for it
+// are marked AfterTurn, the rest is applied at once. Without batches, or
+// at a head that goes alone, nothing is formed until the head is ready.
+func TestBlockedHeadStartsWork(t *testing.T) {
+	c := newCore(0, 100, 1<<20)
+	c.admit(txn(1), deptrack.Deps{})
+	c.admit(txn(2), deptrack.Deps{On: []uint64{1}})
+	c.admit(txn(3), deptrack.Deps{})
+	c.admit(txn(4), deptrack.Deps{On: []uint64{2}})
+	c.admit(txn(5), deptrack.Deps{})
+	if got := seqs(c.next(1, 1<<20, true)); !slices.Equal(got, []uint64{1}) {
+		t.Fatalf("first work %v, want [1]", got)
+	}
+	if w := c.next(1, 1<<20, true); w != nil {
+		t.Fatalf("without batches a blocked head formed %v", seqs(w))
+	}
+	w := c.next(8, 1<<20, true)
+	if got := seqs(w); !slices.Equal(got, []uint64{2, 3, 4, 5}) {
+		t.Fatalf("work from the blocked head %v, want [2 3 4 5]", got)
+	}
+	if want := []bool{true, false, true, false}; !slices.Equal(w.AfterTurn, want) {
+		t.Errorf("AfterTurn %v, want %v (the head, and 4 which waits for it)", w.AfterTurn, want)
+	}
+
+	c = newCore(0, 100, 1<<20)
+	c.admit(txn(1), deptrack.Deps{})
+	ddl := txn(2)
+	ddl.DDL = &stage.DDL{}
+	c.admit(ddl, deptrack.Deps{Wait: 1})
+	c.admit(txn(3), deptrack.Deps{})
+	c.next(8, 1<<20, true)
+	if w := c.next(8, 1<<20, true); w != nil {
+		t.Fatalf("a blocked head that goes alone formed %v", seqs(w))
+	}
+	c.commit(1, 1)
+	if got := seqs(c.next(8, 1<<20, true)); !slices.Equal(got, []uint64{2}) {
+		t.Fatalf("once ready, the DDL goes alone: %v", got)
+	}
+}

@@ -29,10 +29,10 @@ func (c *Coordinator) holdFor(now time.Time) time.Duration {
 // head (or all workers could wait on a transaction none is left to run).
 // Without commit order, work is any set of transactions ready together.
 //
-// A blocked head waits: handed out anyway, with what follows, its worker
-// would wait for the commits before it to execute anything, which measured
-// slower though batches are fuller (docs/benchmark.md, "The measurements
-// behind the defaults").
+// With batching, a blocked head goes out with what follows it: its worker
+// applies at once what waits for no earlier work, and the rest at its
+// turn (core.startsBlocked). Without batching it waits: handed out alone,
+// its worker would do nothing but wait for the commits before it.
 func (c *Coordinator) form(free int) *stage.Work {
 	size := c.batchSize()
 	if !c.cfg.PreserveOrder {
@@ -44,7 +44,11 @@ func (c *Coordinator) form(free int) *stage.Work {
 // canForm reports whether form would form work for free workers.
 func (c *Coordinator) canForm(free int) bool {
 	s := c.core.lowestReady()
-	return s != 0 && (!c.cfg.PreserveOrder || !c.onlyHead(free) || s == c.core.head())
+	if !c.cfg.PreserveOrder || !c.onlyHead(free) {
+		return s != 0
+	}
+	h := c.core.head()
+	return h != 0 && (s == h || c.core.startsBlocked(h, c.batchSize()))
 }
 
 // onlyHead says whether work formed for free workers must start at the
