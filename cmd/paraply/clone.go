@@ -53,6 +53,7 @@ A first run refuses a target that holds a table it would copy, unless
 	f.IntVar(&cfg.Readers, "copy-readers", cfg.Readers, "source sessions reading chunks: 1 reads without any lock; more open their snapshots while the source's commits are blocked for a moment (BACKUP STAGE BLOCK_COMMIT, needs RELOAD)")
 	f.IntVar(&cfg.ChunkRows, "chunk-rows", cfg.ChunkRows, "rows in one chunk (one target transaction) at most")
 	f.IntVar(&cfg.ChunkBytes, "chunk-bytes", cfg.ChunkBytes, "bytes of rows in one chunk at most (a larger row goes alone)")
+	f.IntVar(&cfg.Rate, "copy-rate", 0, "rows read from the source per second at most, to spare a busy source (0: no limit)")
 	f.BoolVar(&cfg.Overwrite, "overwrite-tables", false, "drop the target's tables that the clone copies, rather than refuse to start")
 	f.BoolVar(&cfg.DeferIndexes, "defer-indexes", cfg.DeferIndexes, "create tables without their secondary indexes and add them once the rows are in")
 	f.DurationVar(&cfg.ProgressEvery, "progress-every", cfg.ProgressEvery, "how often the progress is shown on stderr (0: never)")

@@ -55,8 +55,10 @@ func cloneKilledUnderLoad(t *testing.T, format string) {
 	defer stopLoad()
 	tdb := sandboxtest.DB(t, tgt)
 	relay, addr := t.TempDir(), freeAddr(t)
+	// At most 2,000 rows a second: a copy of 4 seconds or more, which the
+	// kills at a third and two thirds of its chunks fall in on any machine.
 	args := []string{"clone", "--source", src.URL(), "--target", tgt.URL(), "--relay-dir", relay, "--http", addr,
-		"--copy-workers", "3", "--chunk-rows", strconv.Itoa(cloneChunkRows), "--log-level", "info"}
+		"--copy-workers", "3", "--chunk-rows", strconv.Itoa(cloneChunkRows), "--copy-rate", "2000", "--log-level", "info"}
 	chunks := cloneTables * cloneTableSize / cloneChunkRows
 	for kill := 1; kill <= 2; kill++ {
 		p := startParaply(t, args...)
@@ -74,7 +76,7 @@ func cloneKilledUnderLoad(t *testing.T, format string) {
 	if out, err := refused.CombinedOutput(); err == nil || !strings.Contains(string(out), "clone of this stream has not finished") {
 		t.Fatalf("replicate onto an unfinished clone: %v, want refused\n%s", err, out)
 	}
-	run := paraply(append(args, "--until-caught-up")...)
+	run := paraply(append(args, "--until-caught-up", "--copy-rate", "0")...)
 	if out, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("the clone's third run: %v\n%s", err, out)
 	} else {

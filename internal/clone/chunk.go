@@ -2,6 +2,8 @@ package clone
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 
@@ -68,5 +70,34 @@ func (b *budget) take(ctx context.Context, n int64) (int64, error) {
 func (b *budget) give(n int64) {
 	if n > 0 {
 		b.sem.Release(n)
+	}
+}
+
+// throttle keeps the rows read to a rate: each reader waits, after a
+// chunk, until the rows read so far are due. The zero rate waits never.
+type throttle struct {
+	rate  int
+	mu    sync.Mutex // guards rows
+	began time.Time
+	rows  int64
+}
+
+// wait counts n rows read and waits until they are due (or ctx ends).
+func (t *throttle) wait(ctx context.Context, n int) error {
+	if t == nil || t.rate == 0 {
+		return nil
+	}
+	t.mu.Lock()
+	if t.began.IsZero() {
+		t.began = time.Now()
+	}
+	t.rows += int64(n)
+	due := t.began.Add(time.Duration(float64(t.rows) / float64(t.rate) * float64(time.Second)))
+	t.mu.Unlock()
+	select {
+	case <-time.After(time.Until(due)):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

@@ -30,6 +30,9 @@ type Config struct {
 	// transaction copies, with its progress row.
 	ChunkRows  int
 	ChunkBytes int
+	// Rate, if not 0, bounds the rows read per second (all readers
+	// together), to spare a busy source, as a throttle does.
+	Rate int
 	// Overwrite drops the target's tables that the clone would copy,
 	// rather than refuse to start (a first run only).
 	Overwrite bool
@@ -69,6 +72,8 @@ func (c Config) Validate() error {
 		return errors.New("--chunk-rows must be at least 1")
 	case c.ChunkBytes < 64<<10:
 		return errors.New("--chunk-bytes must be at least 64KiB")
+	case c.Rate < 0:
+		return errors.New("--copy-rate must not be negative")
 	}
 	return c.Stream.Validate()
 }

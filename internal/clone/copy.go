@@ -68,8 +68,9 @@ func (c *Cloner) copyRows(ctx context.Context, st *started, snap *snapshot, cat 
 		return nil
 	}
 	var readers sync.WaitGroup
+	th := &throttle{rate: c.cfg.Rate}
 	for _, conn := range snap.sessions {
-		r := &reader{conn: conn, position: snap.Position, rows: c.cfg.ChunkRows, bytes: c.cfg.ChunkBytes, budget: b, out: chunks}
+		r := &reader{conn: conn, position: snap.Position, rows: c.cfg.ChunkRows, bytes: c.cfg.ChunkBytes, budget: b, throttle: th, out: chunks}
 		readers.Add(1)
 		g.Go(func() error {
 			defer readers.Done()

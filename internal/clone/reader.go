@@ -17,6 +17,7 @@ type reader struct {
 	rows     int    // Config.ChunkRows
 	bytes    int    // Config.ChunkBytes
 	budget   *budget
+	throttle *throttle
 	out      chan<- *chunk
 }
 
@@ -76,6 +77,9 @@ func (r *reader) segment(ctx context.Context, tr *tableRun, seg int, h span) err
 			c.clear = inline("DELETE FROM "+quoteTable(tr.t.dst.Schema, tr.t.dst.Name)+w, a)
 		}
 		if err := r.send(ctx, c, p); err != nil {
+			return err
+		}
+		if err := r.throttle.wait(ctx, p.rows()); err != nil {
 			return err
 		}
 		if rec.Last {
@@ -166,6 +170,9 @@ func (r *reader) stream(ctx context.Context, tr *tableRun, c *chunk) error {
 		p.ends = append(p.ends, len(p.data))
 		if len(p.data) >= r.bytes {
 			if err := r.part(ctx, c, p); err != nil {
+				return err
+			}
+			if err := r.throttle.wait(ctx, p.rows()); err != nil {
 				return err
 			}
 			p = part{}

@@ -125,3 +125,22 @@ func TestBudget(t *testing.T) {
 		t.Fatalf("a part larger than the budget: took %d, %v; want all of it", got, err)
 	}
 }
+
+// TestThrottle holds rows to their rate: 500 rows at 1000 a second are
+// not due before half a second (a lower bound: waits never end early).
+func TestThrottle(t *testing.T) {
+	th := &throttle{rate: 1000}
+	began := time.Now()
+	for range 5 {
+		if err := th.wait(context.Background(), 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(began); d < 450*time.Millisecond {
+		t.Errorf("500 rows at 1000/s took %v", d)
+	}
+	var none *throttle
+	if err := none.wait(context.Background(), 1<<30); err != nil {
+		t.Errorf("no throttle: %v", err)
+	}
+}
