@@ -231,4 +231,6 @@ func (d ddl) run(ctx context.Context, conn *sql.Conn) error {
 }
 
 // literal is s as a quoted string literal.
-func literal(s string) string { return "'" + string(appendEscaped(nil, []byte(s))) + "'" }
+func literal(s string) string {
+	return "'" + string(appendEscaped(nil, []byte(s), &literalEscapes)) + "'"
+}

@@ -95,57 +95,43 @@ func appendValue(b []byte, c *column, v []byte) []byte {
 		b = append(b, "_binary"...)
 	}
 	b = append(b, '\'')
-	b = appendEscaped(b, v)
+	b = appendEscaped(b, v, &literalEscapes)
 	return append(b, '\'')
 }
 
-// appendEscaped appends v escaped for a single-quoted literal, as
-// mysql_real_escape_string escapes it (without NO_BACKSLASH_ESCAPES,
-// which the target session does not set).
-func appendEscaped(b, v []byte) []byte {
+// escapes says, for each byte that is escaped, the letter that follows
+// the backslash in its place.
+type escapes [256]byte
+
+var (
+	// literalEscapes escape a single-quoted literal, as
+	// mysql_real_escape_string does (without NO_BACKSLASH_ESCAPES, which
+	// the target session does not set).
+	literalEscapes = escapes{0: '0', '\n': 'n', '\r': 'r', '\\': '\\', '\'': '\'', 0x1a: 'Z'}
+	// fieldEscapes escape a field of LOAD DATA's default format: the tab
+	// and newline that end fields and lines, the backslash, and NUL.
+	fieldEscapes = escapes{0: '0', '\t': 't', '\n': 'n', '\\': '\\'}
+)
+
+// appendEscaped appends v with the bytes esc names escaped.
+func appendEscaped(b, v []byte, esc *escapes) []byte {
 	for _, c := range v {
-		switch c {
-		case 0:
-			b = append(b, '\\', '0')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\'':
-			b = append(b, '\\', '\'')
-		case 0x1a:
-			b = append(b, '\\', 'Z')
-		default:
-			b = append(b, c)
+		if e := esc[c]; e != 0 {
+			b = append(b, '\\', e)
+			continue
 		}
+		b = append(b, c)
 	}
 	return b
 }
 
 // appendField appends v (nil for NULL) as a field of LOAD DATA's default
-// format read in CHARACTER SET binary: \N for NULL, a backslash before a
-// tab, a newline, a backslash; NUL as \0.
+// format read in CHARACTER SET binary: \N for NULL.
 func appendField(b, v []byte) []byte {
 	if v == nil {
 		return append(b, '\\', 'N')
 	}
-	for _, c := range v {
-		switch c {
-		case 0:
-			b = append(b, '\\', '0')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\\':
-			b = append(b, '\\', '\\')
-		default:
-			b = append(b, c)
-		}
-	}
-	return b
+	return appendEscaped(b, v, &fieldEscapes)
 }
 
 // quote quotes an identifier with backticks.
@@ -173,7 +159,7 @@ func inline(q string, args []any) string {
 			in = c
 		case c == '?' && n < len(args):
 			b.WriteByte('\'')
-			b.Write(appendEscaped(nil, []byte(fmt.Sprint(args[n]))))
+			b.Write(appendEscaped(nil, []byte(fmt.Sprint(args[n])), &literalEscapes))
 			b.WriteByte('\'')
 			n++
 			continue

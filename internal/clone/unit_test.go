@@ -144,3 +144,13 @@ func TestThrottle(t *testing.T) {
 		t.Errorf("no throttle: %v", err)
 	}
 }
+
+// TestFields writes LOAD DATA's fields: NULL apart from the text \N, the
+// bytes that end fields and lines escaped.
+func TestFields(t *testing.T) {
+	tr := &tableRun{cols: []column{{}, {}, {}}, load: " INTO TABLE t"}
+	got := string(tr.appendRow(nil, []sql.RawBytes{nil, []byte(`\N`), []byte("a\tb\nc\x00'\r")}))
+	if want := "\\N\t\\\\N\ta\\tb\\nc\\0'\r\n"; got != want {
+		t.Errorf("row %q, want %q", got, want)
+	}
+}
