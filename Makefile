@@ -117,6 +117,15 @@ bench-quick: deps build
 	$(GO) build -o bin/bench-replication ./bench/replication
 	bin/bench-replication -quick -paraply $(BIN) $(BENCH_FLAGS)
 
+# make bench-clone  paraply clone against mariadb-dump | mariadb and mydumper |
+#                   myloader, to caught up on one durable target (docs/clone.md):
+#                   8 tables of 1M rows, about an hour on two cores; results in
+#                   bench/results/DATE-clone/. Needs mydumper (apt-get install mydumper).
+.PHONY: bench-clone
+bench-clone: deps build
+	$(GO) build -o bin/bench-clone ./bench/clone
+	bin/bench-clone -paraply $(BIN) $(BENCH_FLAGS)
+
 # make soak   the fault soak of the README's Reliability section: under a
 #             counter workload and sysbench, SOAK_FAULTS faults (default 240)
 #             at random (SIGKILL of paraply, kills and restarts of both

@@ -34,6 +34,10 @@ critical path, the average parallelism, a simulated apply speedup for several
 worker counts, what serialized the stream, the hottest rows and tables, and a
 recommendation.
 
+The speedups are for a target of --target-cores cores (this machine's by
+default), and each mode says what caps its speedup: the dependencies,
+batching, commit order or the target's cores.
+
 Unique and foreign keys are not in the binlog: give the schema as it was at
 the start of the first file, from a live server (--schema) or from a
 mariadb-dump/mysqldump --no-data file (--schema-file). Tables created in the
@@ -78,10 +82,14 @@ stream are learned from their CREATE TABLE.`,
 	f.Float64Var(&opts.Model.PerTxn, "cost-per-txn", analyze.DefaultCostModel.PerTxn, "simulation: fixed cost of a transaction")
 	f.Float64Var(&opts.Model.PerRow, "cost-per-row", analyze.DefaultCostModel.PerRow, "simulation: cost of one row change")
 	f.Float64Var(&opts.Model.PerStatement, "cost-per-statement", analyze.DefaultCostModel.PerStatement, "simulation: cost of one statement-format DML statement (MIXED, STATEMENT)")
+	f.Float64Var(&opts.Model.StatementWork, "cost-per-statement-work", analyze.DefaultCostModel.StatementWork, "simulation: what a batch holding statement-format transactions adds (the source session's settings set on the target and the worker's back)")
+	f.Float64Var(&opts.Model.StatementGain, "statement-gain", analyze.DefaultCostModel.StatementGain, "simulation: the most workers gain on statement-format transactions as paraply applies them (0: no such bound)")
 	f.Float64Var(&opts.Model.Commit, "cost-per-commit", analyze.DefaultCostModel.Commit, "simulation: cost of one commit on the target (round trip and log flush), shared by the transactions of a batch")
 	f.IntVar(&opts.Model.Batch, "batch-max-txns", analyze.DefaultCostModel.Batch, "simulation: source transactions applied in one target transaction at most, as replicate's flag")
 	f.BoolVar(&opts.Model.PreserveOrder, "preserve-commit-order", true, "simulation: commit in source order (the report also gives the speedups without)")
-	f.Float64Var(&opts.Model.Capacity, "capacity", 0, "simulation: transactions the target can apply at once (0: unlimited, the dependencies' bound; about 0.65 per target core fits a CPU-bound target applied with batching)")
+	f.IntVar(&opts.Model.Window, "window", analyze.DefaultCostModel.Window, "simulation: transactions looked ahead, as replicate's flag (with a backlog, N workers get batches of at most window/N)")
+	f.IntVar(&opts.Model.Cores, "target-cores", analyze.DefaultCostModel.Cores, "simulation: the target's CPU cores, shared with paraply (default: this machine's, as the source or a replica the binlogs are read on is most often sized like the target; 0: unlimited, what the dependencies and batching alone allow)")
+	f.Float64Var(&opts.Model.Capacity, "capacity", 0, "simulation: transactions the target applies at once, instead of what --target-cores gives")
 	f.IntVar(&opts.TopN, "top", 10, "how many hot rows and tables to list")
 	cmd.MarkFlagsMutuallyExclusive("schema", "schema-file")
 	return cmd

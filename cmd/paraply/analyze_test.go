@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/paraply/paraply/internal/analyze"
 	"github.com/paraply/paraply/internal/fixtures"
 )
 
@@ -38,6 +40,7 @@ func TestAnalyzeOutputs(t *testing.T) {
 			AvgParallelism float64            `json:"avg_parallelism"`
 			Speedup        map[string]float64 `json:"speedup"`
 			Barriers       map[string]int64   `json:"barriers"`
+			Limit          string             `json:"limit"`
 		} `json:"modes"`
 		HotKeys        []json.RawMessage `json:"hot_keys"`
 		Recommendation string            `json:"recommendation"`
@@ -60,6 +63,9 @@ func TestAnalyzeOutputs(t *testing.T) {
 		}
 		if mr.CriticalPath <= 0 || mr.AvgParallelism <= 0 {
 			t.Errorf("%s: critical path %d, parallelism %v", m, mr.CriticalPath, mr.AvgParallelism)
+		}
+		if !slices.Contains([]string{analyze.LimitDependencies, analyze.LimitBatching, analyze.LimitCommitOrder, analyze.LimitCores, analyze.LimitStatements}, mr.Limit) {
+			t.Errorf("%s: limit %q, want what caps its speedup", m, mr.Limit)
 		}
 	}
 	if got := rep.Modes["serial"].CriticalPath; got != rep.Transactions {

@@ -30,7 +30,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(analyzeCmd(), replicateCmd(), applyCmd(), handoverCmd(), skipCmd(), statusCmd(), verifyCmd(), demoCmd(), versionCmd())
+	root.AddCommand(analyzeCmd(), replicateCmd(), cloneCmd(), applyCmd(), handoverCmd(), skipCmd(), statusCmd(), verifyCmd(), demoCmd(), versionCmd())
 	addConfigFile(root)
 	stop, err := startProfiles(os.Getenv("PARAPLY_CPU_PROFILE"), os.Getenv("PARAPLY_HEAP_PROFILE"))
 	if err == nil {

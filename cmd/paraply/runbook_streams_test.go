@@ -12,8 +12,8 @@ import (
 
 // severalSources is TestRunbook's step 10, after steps 1-9 on rb: a
 // second source, us.example (GTID domain 2, server 12, step 1's source
-// accounts, its own database app), becomes stream us with the README's
-// config file and grants, from the start of its domain; the first stream
+// accounts, its own database app, which it has before), becomes stream us
+// with the README's config file and grants, seeded by its clone; the first stream
 // runs again as step 5's service (execStart) and applies what step 9 left
 // on its source. Both streams apply at once, status --target lists both,
 // and each stream's verify, with its own file, finds the target equal to
@@ -54,8 +54,8 @@ func (rb *runbook) severalSources(t *testing.T, execStart string) {
 	runSQLBlock(t, p.tdb, runbookBlock(t, readmeFile, "us-grants"), "us-grants")
 
 	lines := strings.Split(strings.TrimSpace(runbookBlock(t, readmeFile, "streams")), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "paraply replicate ") || !strings.Contains(lines[0], "--start-gtid 2-12-0") {
-		t.Fatalf("step 10's commands are not replicate, status, verify and verify:\n%s", strings.Join(lines, "\n"))
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "paraply clone ") {
+		t.Fatalf("step 10's commands are not clone, status, verify and verify:\n%s", strings.Join(lines, "\n"))
 	}
 	first := rb.background(t, execStart)
 	us := rb.background(t, lines[0])

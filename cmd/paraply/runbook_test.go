@@ -138,15 +138,15 @@ func setting(t *testing.T, conf, name string) string {
 
 // TestRunbook follows the README's production path as written, on sandbox
 // servers with TLS: the accounts of docs/security.md (narrow grants), a
-// dump of a source that sysbench writes to throughout, loaded into the
-// target, the config file, the first start (refused without
-// --start-gtid), the systemd unit's command, sysbench again, paraply
+// dump of a source that sysbench writes to throughout (step 9's backup),
+// the config file, the first start (a clone of that source, while it
+// writes), the systemd unit's command, sysbench again, paraply
 // status and verify, and a SIGTERM; the target must end equal to the
 // source. Then step 9: a DROP TABLE on the source, found in its binlogs,
 // and paraply apply of the binlogs up to it onto the dump restored on a
 // third server, which must end as the target was before the DROP. Then
-// step 10: a second source as stream us beside the first, each verified
-// by its own file (severalSources). Only names are changed: host names
+// step 10: a second source as stream us beside the first, seeded by its
+// own clone, each verified by its own file (severalSources). Only names are changed: host names
 // and ports, the directories, the passwords. The hand-over of step 8 is TestHandover's (and
 // TestStopsWhenNativeReplicaStarts').
 func TestRunbook(t *testing.T) {
@@ -173,14 +173,15 @@ func TestRunbook(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// 2. Seed the target.
+	// 2. The dump of step 2's alternative: step 9's backup. (Step 4's
+	// clone seeds the target.)
 	code, out := rb.run(t, runbookBlock(t, readmeFile, "seed"))
 	if code != 0 {
-		t.Fatalf("seeding: exit %d\n%s", code, out)
+		t.Fatalf("the dump: exit %d\n%s", code, out)
 	}
 	m := gtidInDump.FindStringSubmatch(out)
 	if m == nil {
-		t.Fatalf("the seed step printed no gtid_slave_pos:\n%s", out)
+		t.Fatalf("the dump step printed no gtid_slave_pos:\n%s", out)
 	}
 	dumpPos := m[1]
 	t.Logf("the dump is at %s", dumpPos)
@@ -202,18 +203,13 @@ func TestRunbook(t *testing.T) {
 		t.Errorf("relay-dir %s is not in the unit's StateDirectory", relay)
 	}
 
-	// 4. First start: refused without --start-gtid, as step 4 says, then
-	// from the dump's position.
+	// 4. First start: the clone, while the source writes, then caught up.
 	first := runbookBlock(t, readmeFile, "first-start")
-	if !strings.Contains(first, "--start-gtid 0-1-4711") {
-		t.Fatalf("the first start gives no --start-gtid 0-1-4711 to substitute:\n%s", first)
+	if !strings.HasPrefix(first, "paraply clone ") {
+		t.Fatalf("the first start is no clone:\n%s", first)
 	}
-	code, out = rb.run(t, strings.Replace(first, "--start-gtid 0-1-4711", "", 1))
-	if code != 1 || !strings.Contains(lastLine(out), "give --start-gtid") || !strings.Contains(lastLine(out), "--start-gtid current") {
-		t.Fatalf("the first start without --start-gtid: exit %d, want 1 and the remedy\n%s", code, out)
-	}
-	code, out = rb.run(t, strings.Replace(first, "0-1-4711", dumpPos, 1))
-	if code != 0 {
+	code, out = rb.run(t, first)
+	if code != 0 || !strings.Contains(out, "clone finished") {
 		t.Fatalf("the first start: exit %d\n%s", code, out)
 	}
 	if err := load.Wait(); err != nil {

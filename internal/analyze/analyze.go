@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/paraply/paraply/internal/binlog"
@@ -39,16 +38,6 @@ const LargeTransactionBytes = 4 << 20
 // DefaultWorkers are the worker counts simulated by default.
 var DefaultWorkers = []int{1, 2, 4, 8, 16, 32}
 
-// modeState is one mode's tracker and measurements.
-type modeState struct {
-	tracker *deptrack.Tracker
-	chains  *chains
-	// sims simulate each worker count under the model; unordered, the
-	// same without commit order.
-	sims, unordered []*simulator
-	hist            []int64 // transactions by number already in flight at their start (widest simulation)
-}
-
 // Run analyzes opts.Files. On bad input it returns the report of what was
 // read before the damage together with the error (a *binlog.PosError).
 func Run(opts Options) (*Report, error) {
@@ -58,6 +47,7 @@ func Run(opts Options) (*Report, error) {
 	defer files.Close()
 	a := newAnalysis(opts, files)
 	runErr := a.readAll()
+	a.src.Close()
 	r := a.report(began, runErr)
 	return r, runErr
 }
@@ -88,132 +78,82 @@ func withDefaults(opts Options) Options {
 // and the accumulator measure of it.
 type analysis struct {
 	opts   Options
-	files  *binlog.FileReader
 	total  int64 // bytes in files
+	src    *prefetcher
 	reader *binlog.Reader
 	x      *deptrack.Extractor
 	modes  []*modeState
-	widest int // index in opts.Workers of the most workers simulated
 	acc    *accumulator
 }
 
 // newAnalysis prepares to read files under opts.
 func newAnalysis(opts Options, files *binlog.FileReader) *analysis {
-	a := &analysis{opts: opts, files: files, total: files.TotalBytes()}
-	a.reader = binlog.NewReader(files)
-	// A transaction larger than this is read in pieces without its row
-	// images (a barrier in the writeset modes, as when replicating), so
-	// that any file is analyzed in bounded memory.
-	a.reader.SetPartBytes(LargeTransactionBytes)
+	// A transaction larger than LargeTransactionBytes is read in pieces
+	// without its row images (a barrier in the writeset modes, as when
+	// replicating), so that any file is analyzed in bounded memory.
+	a := &analysis{opts: opts, total: files.TotalBytes(), src: newPrefetcher(files, LargeTransactionBytes)}
+	a.reader = binlog.NewRawReader(a.src.next)
 	// Old-format (MariaDB 5.3) temporal columns: their precision, which
 	// the binary log leaves out, is the catalog's, as it follows the DDL.
 	a.reader.SetPrecision(opts.Catalog.TemporalPrecision)
 	a.x = deptrack.NewExtractor(opts.Catalog)
 	a.x.Explain = true
-	a.widest = widestIndex(opts.Workers)
-	a.modes = newModes(opts, a.widest)
-	a.acc = newAccumulator(opts.TopN)
+	// Only the keys' columns are read: decoding the other values would
+	// cost more than everything else the analysis does with a row.
+	a.reader.SetColumns(a.x.Columns)
+	a.modes = newModes(opts)
+	a.acc = newAccumulator()
 	return a
-}
-
-// widestIndex is the index of the largest of workers (the first of equals).
-func widestIndex(workers []int) int {
-	widest := 0
-	for i, w := range workers {
-		if w > workers[widest] {
-			widest = i
-		}
-	}
-	return widest
-}
-
-// newModes sets up a tracker and simulations, with and without commit
-// order, for each dependency mode; the simulation at widest counts its
-// transactions by concurrency.
-func newModes(opts Options, widest int) []*modeState {
-	modes := make([]*modeState, len(deptrack.Modes))
-	for i, m := range deptrack.Modes {
-		st := &modeState{tracker: deptrack.NewTracker(m, opts.HistorySize), chains: newChains()}
-		free := opts.Model
-		free.PreserveOrder = false
-		for _, w := range opts.Workers {
-			st.sims = append(st.sims, newSimulator(w, opts.Model))
-			st.unordered = append(st.unordered, newSimulator(w, free))
-		}
-		st.hist = make([]int64, opts.Workers[widest]+1)
-		modes[i] = st
-	}
-	return modes
 }
 
 // readAll measures every transaction of the files, reporting progress now
 // and then. It returns the error that ended the stream early, or nil at
-// its end.
+// its end. The modes measure in goroutines of their own (modeRunner)
+// while this one decodes and extracts writesets, which must follow the
+// stream's DDL in order.
 func (a *analysis) readAll() error {
-	var ws deptrack.Writeset
-	var runErr error
+	modes := newModeRunner(a.modes)
+	defer modes.close()
 	for n := 0; ; n++ {
 		if a.opts.Progress != nil && n%1024 == 0 {
-			a.opts.Progress(a.files.BytesRead(), a.total)
+			a.opts.Progress(a.src.read, a.total)
 		}
 		txn, err := a.reader.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			runErr = err
-			break
+			return err
 		}
 		if n == 0 {
 			followFlavor(a.opts.Catalog, a.reader.Format())
 		}
-		a.add(txn, &ws)
+		a.add(txn, modes.next())
+		modes.added(txn)
 	}
 	if a.opts.Progress != nil {
-		a.opts.Progress(a.files.BytesRead(), a.total)
+		a.opts.Progress(a.src.read, a.total)
 	}
-	return runErr
+	return nil
 }
 
-// add measures txn in every mode, with ws to extract its writeset into,
-// and follows its DDL.
-func (a *analysis) add(txn *binlog.Txn, ws *deptrack.Writeset) {
-	a.x.Extract(txn, ws)
-	a.acc.txn(txn, ws)
-	rows, stmts := txn.RowCount(), statementCount(txn)
-	for i, st := range a.modes {
-		d := st.add(txn, ws, rows, stmts, a.widest)
-		if deptrack.Modes[i] == deptrack.WritesetMode {
-			a.acc.conflicts(ws, d.Conflicts)
-		}
-	}
+// add extracts txn's writeset into it for the modes to measure, and
+// follows txn's DDL.
+func (a *analysis) add(txn *binlog.Txn, it *item) {
+	a.x.Extract(txn, &it.ws)
+	a.acc.txn(txn, &it.ws)
+	it.txn, it.cost = txn, a.opts.Model.price(txn, txn.RowCount(), statementCount(txn))
 	if txn.DDL {
 		a.acc.ddl(a.opts.Catalog, txn)
 		a.x.Invalidate()
 	}
 }
 
-// add tracks txn's dependencies in the mode and feeds them to its chains
-// and simulations; the one at widest counts txn by the transactions in
-// flight at its start.
-func (st *modeState) add(txn *binlog.Txn, ws *deptrack.Writeset, rows, stmts, widest int) deptrack.Deps {
-	d := st.tracker.Add(txn, ws)
-	st.chains.add(txn.Seq, d.Wait, d.On)
-	for j, sim := range st.sims {
-		start := sim.add(txn.Seq, d.Wait, d.On, rows, stmts)
-		if j == widest {
-			st.hist[sim.busy(start)]++
-		}
-		st.unordered[j].add(txn.Seq, d.Wait, d.On, rows, stmts)
-	}
-	return d
-}
-
 // report puts together what was measured, with the stream's flavor, the
 // time since began and runErr, the error that ended the stream early.
 func (a *analysis) report(began time.Time, runErr error) *Report {
 	r := a.acc.report(a.opts, a.modes)
-	r.Bytes = a.files.BytesRead()
+	r.Bytes = a.src.read
 	if f := a.reader.Format(); f != nil {
 		r.Flavor, r.ServerVersion = f.Flavor.String(), f.ServerVersion
 	}
@@ -243,25 +183,6 @@ func followFlavor(cat *schema.Catalog, f *binlog.Format) {
 		cat.SetServerCollation("utf8mb4_0900_ai_ci")
 	}
 }
-
-// speedups turns the makespans of sims, one per worker count, into
-// speedups over one worker.
-func speedups(sims []*simulator, workers []int) map[string]float64 {
-	base := sims[slices.Index(workers, 1)].makespan()
-	out := map[string]float64{}
-	for i, w := range workers {
-		if m := sims[i].makespan(); m > 0 {
-			s := base / m
-			if c := sims[i].model.capacity(); c > 0 {
-				s = min(s, max(1, c)) // a target that applies c transactions at once
-			}
-			out[strconv.Itoa(w)] = round2(s)
-		}
-	}
-	return out
-}
-
-func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
 
 // statementCount is the number of statement-format DML statements of txn.
 func statementCount(txn *binlog.Txn) int {

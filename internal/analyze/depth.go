@@ -1,9 +1,11 @@
 package analyze
 
+import "slices"
+
 // depthRingSize bounds how far back exact chain lengths are remembered; an
 // older predecessor is assumed to end the longest chain of anything that
 // old, which can only overestimate the critical path.
-const depthRingSize = 1 << 20
+const depthRingSize = 1 << 18
 
 // chains computes the critical path: the longest chain of transactions each
 // of which waits for the previous one, counted in transactions.
@@ -55,4 +57,11 @@ func (c *chains) prefixAt(seq uint64) int32 {
 		return c.prefix[seq%depthRingSize]
 	}
 	return c.oldest()
+}
+
+// clone returns a copy of c that goes on on its own.
+func (c *chains) clone() *chains {
+	d := *c
+	d.depth, d.prefix = slices.Clone(c.depth), slices.Clone(c.prefix)
+	return &d
 }

@@ -28,21 +28,15 @@ func recommend(r *Report, workers []int) string {
 		mr := r.Modes[bestName]
 		best, bestW := bestSpeedup(mr.Speedup)
 		out = append(out, fmt.Sprintf("Use --dependency %s: it allows an average parallelism of %.1f.", bestName, bestPar))
-		switch batch := max(1, r.CostModel.Batch); {
-		case best < 1.2 && batch > 1:
-			out = append(out, fmt.Sprintf("With batches of up to %d transactions a commit, more workers add little: the best simulated speedup is %.2fx (%s); batching already takes most of what they would.",
-				batch, best, workersText(bestW)))
-		case best < 1.2:
-			out = append(out, fmt.Sprintf("More workers add little on this target: the best simulated speedup is %.2fx (%s).", best, workersText(bestW)))
-		default:
+		if best < 1.2 {
+			out = append(out, fmt.Sprintf("More workers add little: the best simulated speedup is %.2fx (%s).", best, workersText(bestW)))
+		} else {
 			out = append(out, fmt.Sprintf("%s workers simulate %.1fx one worker's speed.", bestW, best))
 			if n := enough(mr, workers, best); n > 0 && strconv.Itoa(n) != bestW {
 				out = append(out, fmt.Sprintf("%d workers already reach 90%% of that.", n))
 			}
 		}
-		if u, uw := bestSpeedup(mr.UnorderedSpeedup); r.CostModel.PreserveOrder && u >= 1.2*best {
-			out = append(out, fmt.Sprintf("Without keeping the source's commit order (--preserve-commit-order=false) the best is %.2fx (%s): commits in order wait for one another.", u, workersText(uw)))
-		}
+		out = append(out, limitText(r, bestName, mr))
 	}
 	if wsr.AvgParallelism >= 1.5*co.AvgParallelism && co.AvgParallelism > 0 {
 		out = append(out, fmt.Sprintf("The source's own clock (commit-order) allows only %.1f; row writesets allow %.1f. A MySQL source with binlog_transaction_dependency_tracking=WRITESET would record the same for native replicas; a MariaDB source records only group commits (raise binlog_commit_wait_count/usec, or use paraply).",
@@ -54,8 +48,8 @@ func recommend(r *Report, workers []int) string {
 	b := wsr.Barriers
 	if n := b["statement"]; n > 0 && r.Transactions > 0 {
 		co := r.Modes["commit-order"]
-		out = append(out, fmt.Sprintf("%d of %d transactions (%.0f%%) are statement-format (binlog_format MIXED or STATEMENT): "+
-			"their rows are not in the binlog, so paraply applies each after everything before it, in the source's group-commit order "+
+		out = append(out, fmt.Sprintf("%d of %d transactions (%.0f%%) are statement-format (binlog_format MIXED or STATEMENT) without rows their text tells "+
+			"(only the plainest statements, on a key, tell them): paraply applies each after everything before it, in the source's group-commit order "+
 			"(commit-order allows %.1f on this stream); with binlog_format=ROW paraply would run them by their rows.",
 			n, r.Transactions, 100*float64(n)/float64(r.Transactions), co.AvgParallelism))
 	}
@@ -83,6 +77,31 @@ func recommend(r *Report, workers []int) string {
 		out = append(out, "The writeset history was too small for this stream; raise --history-size.")
 	}
 	return strings.Join(out, " ")
+}
+
+// limitText says what caps the speedup of mode mr, and what would lift it.
+func limitText(r *Report, mode string, mr *ModeReport) string {
+	m := r.CostModel
+	switch mr.Limit {
+	case LimitCores:
+		return fmt.Sprintf("The target's %d cores cap it: a worker keeps %.2f of them busy (the target's session and paraply), so workers apply at most %.2fx as fast as one; a target with more cores would gain more (--target-cores).",
+			m.Cores, r.WorkerCores, mr.Capacity)
+	case LimitBatching:
+		b := mr.SmallerBatch
+		return fmt.Sprintf("Batching caps it: each batch of up to %d consecutive transactions waits for the batch before it (one transaction on a row the batch before wrote is enough), so batches run one after another; with --batch-max-txns %d, %s would reach %.2fx.",
+			max(1, m.Batch), b.Batch, workersText(strconv.Itoa(b.Workers)), b.Speedup)
+	case LimitStatements:
+		if best, _ := bestSpeedup(mr.Speedup); mr.Simulated <= best {
+			return fmt.Sprintf("Batches of up to %d consecutive transactions wait for the batch before them (one transaction on a row the batch before wrote is enough), so they run one after another; smaller batches would overlap, but workers gain at most %.2fx on statement-format transactions as paraply applies them today (--statement-gain); with binlog_format=ROW they would run by their rows.",
+				max(1, m.Batch), m.StatementGain)
+		}
+		return fmt.Sprintf("paraply's statement path caps it: workers gain at most %.2fx on statement-format transactions as paraply applies them today (--statement-gain), where the dependencies allow %.2fx; with binlog_format=ROW they would run by their rows.",
+			m.StatementGain, mr.Simulated)
+	case LimitCommitOrder:
+		u, uw := bestSpeedup(mr.UnorderedSpeedup)
+		return fmt.Sprintf("Commit order caps it: workers wait for their turn to commit; without it (--preserve-commit-order=false) %s reach %.2fx.", workersText(uw), u)
+	}
+	return fmt.Sprintf("The dependencies cap it: %s's critical path is %d transactions of %d.", mode, mr.CriticalPath, r.Transactions)
 }
 
 // bestSpeedup returns the highest speedup of by and its worker count (the

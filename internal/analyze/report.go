@@ -38,8 +38,16 @@ type Report struct {
 	DDLWarnings    []string  `json:"ddl_warnings,omitempty"`
 	Recommendation string    `json:"recommendation"`
 	CostModel      CostModel `json:"cost_model"`
-	HistorySize    int       `json:"history_size"`
-	Seconds        float64   `json:"seconds"`
+	// Capacity is how many times as fast as one worker the target's
+	// cores (CostModel.Cores) let workers apply this stream: the cores
+	// over those one worker keeps busy (see CostModel.capacity); with
+	// commit order kept, OrderedShare of it. 0: unlimited.
+	Capacity float64 `json:"capacity"`
+	// WorkerCores is how many cores one worker keeps busy applying this
+	// stream, the target's and paraply's (see RowCPU).
+	WorkerCores float64 `json:"worker_cores"`
+	HistorySize int     `json:"history_size"`
+	Seconds     float64 `json:"seconds"`
 	// Error is set when reading stopped at damaged input; the rest of the
 	// report covers what was read before it.
 	Error string `json:"error,omitempty"`
@@ -63,6 +71,18 @@ type ModeReport struct {
 	// keyless_table, fk_cascade, history_forgotten and unknown_clock are
 	// partial serializations, the others full barriers).
 	Barriers map[string]int64 `json:"barriers"`
+	// Limit is what caps the best of Speedup: LimitDependencies,
+	// LimitBatching, LimitCommitOrder or LimitCores.
+	Limit string `json:"limit"`
+	// Capacity is the speedup the target's cores allow at the best
+	// worker count: its cores over those one worker keeps busy, with
+	// commit order kept OrderedShare of that (0: cores unlimited).
+	Capacity float64 `json:"capacity"`
+	// Simulated is the best speedup the dependencies and batching allow,
+	// before the target's cores and paraply's statement path bound it.
+	Simulated float64 `json:"simulated"`
+	// SmallerBatch is set when smaller batches would do better.
+	SmallerBatch *BatchSpeedup `json:"smaller_batch,omitempty"`
 	// Histogram counts transactions by how many others were in flight when
 	// they started, on the widest simulated worker count.
 	Histogram map[string]int64 `json:"parallelism_histogram"`
@@ -74,31 +94,22 @@ type ModeReport struct {
 type Hot struct {
 	Name      string `json:"name"`
 	Conflicts int64  `json:"conflicts"`
+	// Overcount bounds how much Conflicts may exceed the true count: 0
+	// (exact) unless more distinct keys conflicted than the counters
+	// follow (see hotKeys).
+	Overcount int64 `json:"overcount,omitempty"`
 }
 
-// maxHotKeys bounds the hot-key counter; when it fills, keys seen once are
-// dropped (they are not hot).
-const maxHotKeys = 1 << 17
-
-// accumulator gathers what the report needs besides the trackers.
+// accumulator gathers what the report needs besides the modes.
 type accumulator struct {
-	topN        int
 	txns, rows  int64
-	keys        map[uint64]*hotKey
-	tables      map[string]int64
 	missing     map[string]bool
 	keyless     map[string]bool
 	ddlWarnings []string
 }
 
-type hotKey struct {
-	label string
-	n     int64
-}
-
-func newAccumulator(topN int) *accumulator {
-	return &accumulator{topN: topN, keys: map[uint64]*hotKey{}, tables: map[string]int64{},
-		missing: map[string]bool{}, keyless: map[string]bool{}}
+func newAccumulator() *accumulator {
+	return &accumulator{missing: map[string]bool{}, keyless: map[string]bool{}}
 }
 
 func (a *accumulator) txn(t *binlog.Txn, ws *deptrack.Writeset) {
@@ -109,30 +120,6 @@ func (a *accumulator) txn(t *binlog.Txn, ws *deptrack.Writeset) {
 		a.missing[ws.Table] = true
 	case slices.Contains(ws.Notes, deptrack.CauseKeyless):
 		a.keyless[ws.Table] = true
-	}
-}
-
-func (a *accumulator) conflicts(ws *deptrack.Writeset, idx []int) {
-	seen := map[string]bool{}
-	for _, i := range idx {
-		k := ws.Keys[i]
-		h := a.keys[k]
-		if h == nil {
-			if len(a.keys) >= maxHotKeys {
-				for kk, v := range a.keys {
-					if v.n <= 1 {
-						delete(a.keys, kk)
-					}
-				}
-			}
-			h = &hotKey{label: ws.Refs[i].Label()}
-			a.keys[k] = h
-		}
-		h.n++
-		if t := ws.Refs[i].Table; !seen[t] {
-			seen[t] = true
-			a.tables[t]++
-		}
 	}
 }
 
@@ -159,12 +146,19 @@ func (a *accumulator) report(opts Options, modes []*modeState) *Report {
 	if r.HistorySize == 0 {
 		r.HistorySize = deptrack.DefaultHistorySize
 	}
+	if b := modes[0].sims[modes[0].base]; b.makespan() > 0 {
+		r.Capacity = round2(opts.Model.capacity(false, b.makespan(), b.cpu))
+		r.WorkerCores = round2(b.cpu / b.makespan())
+	}
 	for i, st := range modes {
+		if st.follows != nil {
+			st.adopt() // nothing told them apart
+		}
 		stats := st.tracker.Stats()
 		mr := &ModeReport{
 			CriticalPath:     int64(st.chains.best),
-			Speedup:          speedups(st.sims, opts.Workers),
-			UnorderedSpeedup: speedups(st.unordered, opts.Workers),
+			Speedup:          st.speedups(opts.Model, opts.Workers, st.ordered),
+			UnorderedSpeedup: st.speedups(opts.Model, opts.Workers, st.unordered),
 			Barriers:         map[string]int64{},
 			Histogram:        map[string]int64{},
 			HistoryForgotten: stats.Forgotten,
@@ -172,6 +166,7 @@ func (a *accumulator) report(opts Options, modes []*modeState) *Report {
 		if mr.CriticalPath > 0 {
 			mr.AvgParallelism = round2(float64(a.txns) / float64(mr.CriticalPath))
 		}
+		st.limit(opts.Model, opts.Workers, mr)
 		for _, c := range deptrack.Causes() {
 			mr.Barriers[c.String()] = stats.Causes[c]
 		}
@@ -182,14 +177,12 @@ func (a *accumulator) report(opts Options, modes []*modeState) *Report {
 		}
 		r.Modes[deptrack.Modes[i].String()] = mr
 	}
-	for _, h := range a.keys {
-		r.HotKeys = append(r.HotKeys, Hot{Name: h.label, Conflicts: h.n})
-	}
-	r.HotKeys = top(r.HotKeys, a.topN)
-	for t, n := range a.tables {
+	c := modes[slices.Index(deptrack.Modes, deptrack.WritesetMode)].conflicts
+	r.HotKeys = c.keys.top(opts.TopN)
+	for t, n := range c.tables {
 		r.HotTables = append(r.HotTables, Hot{Name: t, Conflicts: n})
 	}
-	r.HotTables = top(r.HotTables, a.topN)
+	r.HotTables = top(r.HotTables, opts.TopN)
 	return r
 }
 

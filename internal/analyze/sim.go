@@ -2,96 +2,19 @@ package analyze
 
 import (
 	"container/heap"
-	"math"
+	"slices"
 
 	"github.com/paraply/paraply/internal/deptrack"
 )
 
-// CostModel prices a transaction's apply in abstract time units: PerTxn for
-// what every transaction pays plus PerRow for each row change, and Commit
-// for each commit on the target, which Batch transactions may share. Only
-// ratios matter: a speedup is the time of one worker over the time of N.
-type CostModel struct {
-	PerTxn float64 `json:"per_txn"`
-	PerRow float64 `json:"per_row"`
-	// PerStatement is what a statement-format DML statement costs: the
-	// target parses, plans and runs it, as its source did, where a row
-	// change is applied by key.
-	PerStatement float64 `json:"per_statement"`
-	// Commit is what one target transaction's commit adds: the round trip
-	// and the wait for the log to reach the disk.
-	Commit float64 `json:"per_commit"`
-	// Batch is how many source transactions one target transaction may
-	// apply (paraply's --batch-max-txns): consecutive ones, as paraply's
-	// coordinator forms them (see simulator). 0 or 1: one each.
-	Batch int `json:"batch_max_txns"`
-	// PreserveOrder makes workers commit in source order, as paraply and
-	// MySQL do by default: a worker stays busy until its turn to commit,
-	// and commits follow one another.
-	PreserveOrder bool `json:"preserve_commit_order"`
-	// Capacity is how many transactions the target can apply at once
-	// before they slow each other down (its cores over the share of an
-	// apply spent on CPU); more workers than that add nothing, and
-	// workers keeping commit order use OrderedShare of it. 0 means
-	// unlimited: the speedup the dependencies alone allow.
-	Capacity float64 `json:"capacity"`
-}
-
-// DefaultCostModel prices a row change at a quarter of a transaction's
-// fixed cost and a commit at ten (on this project's durable two-core
-// MariaDB target, sysbench write_only, four rows, applied by the native
-// single thread at 2,420 transactions a second durable and 14,572 not: the
-// commit's flush adds five times the transaction's own 0.07 ms), with
-// replicate's defaults: batches of 256, commit order preserved; and a
-// target of unlimited capacity. DefaultCapacity is the calibrated capacity
-// of a target with the given number of cores.
-//
-// A statement costs 2.2: the native single thread applied the same
-// write_only backlog (four changes a transaction) at 1,032 transactions a
-// second from a MIXED source and 2,353 from a ROW one, durable target
-// (bench/results/2026-11-27-mixed-quick and 2026-11-27-durable-3rounds):
-// 0.14 ms more for each statement than for its row change.
-var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, PerStatement: 2.2, Commit: 10, Batch: 256, PreserveOrder: true}
-
-// DefaultCapacity is calibrated on this project's benchmark
-// (bench/results/2026-11-26-predictions: sysbench write_only, hot rows and
-// update_index from one client, a durable two-core MariaDB 10.11 target,
-// paraply batching 256 transactions a commit): 4 unordered workers applied
-// 1.13 to 1.39 times as fast as one, because one batching worker already
-// keeps the two cores busy between the target's CPU, its fsyncs and
-// paraply's own. What more workers gain there is batching, not parallel
-// apply. (It was 0.55 for every worker, from runs batching 16
-// transactions, before ordered batches went on past waiting ones.)
-func DefaultCapacity(cores int) float64 { return 0.65 * float64(cores) }
-
-// OrderedShare is the share of the target's capacity that workers keeping
-// commit order use: each holds its open transaction until its turn, so
-// part of the target's time is one worker waiting for another. Measured
-// with DefaultCapacity's runs: 4 and 16 ordered writeset workers applied
-// 1.03 to 1.15 times as fast as one, unordered 1.13 to 1.39.
-const OrderedShare = 0.85
-
-// capacity is how many transactions the simulated workers can apply at
-// once on the target (0: unlimited).
-func (c CostModel) capacity() float64 {
-	if c.PreserveOrder {
-		return c.Capacity * OrderedShare
-	}
-	return c.Capacity
-}
-
-func (c CostModel) cost(rows, statements int) float64 {
-	return c.PerTxn + c.PerRow*float64(rows) + c.PerStatement*float64(statements)
-}
-
 // ringSize bounds how far back the simulator remembers exact times; an
 // older predecessor is assumed to commit at the latest time of anything
 // that old, which can only overestimate a wait.
-const ringSize = 1 << 16
+const ringSize = 1 << 14
 
 // simulator replays one mode's dependencies on N workers as paraply's
-// coordinator applies them: work is a batch of up to Model.Batch
-// consecutive transactions (see CostModel.Batch) that starts on the first
+// coordinator applies them: work is a batch of up to batch consecutive
+// transactions (see CostModel.batchFor) that starts on the first
 // free worker once what its first transaction waits for has committed,
 // and takes its transactions' costs and then one commit. With
 // PreserveOrder a worker is busy until its turn to commit, and commits
@@ -101,9 +24,25 @@ const ringSize = 1 << 16
 // it, such a transaction is applied once what it waits for has committed,
 // at the end of the same work: paraply leaves it for later work and goes
 // on past it, so it shares a commit either way, and waiting at the end
-// of this work approximates the later work's start.
+// of this work approximates the later work's start. With commit order
+// kept and batching, work starts on the first free worker even when its
+// first transaction waits for work in flight: that one is applied at the
+// turn too (scheduler's core.startsBlocked); without, work waits for its
+// first transaction to be ready. A transaction paraply applies alone
+// (txnCost.alone) is a work of its own, once ready.
+//
+// It also adds up the CPU the works cost (txnCost.cpu, and CommitCPU of
+// each commit), which bounds the speedup on a target of few cores (see
+// CostModel.capacity).
 type simulator struct {
-	model   CostModel
+	workers int // simulated at once
+	batch   int
+	window  uint64
+	ordered bool
+	commitT float64
+	stmtW   float64 // CostModel.StatementWork
+	cpu     float64
+	stmtT   float64           // the time of statement transactions and works
 	free    floatHeap         // when each worker is next free
 	commit  [ringSize]float64 // commit time by seq % ringSize
 	prefix  [ringSize]float64 // latest commit of 1..seq by seq % ringSize
@@ -118,6 +57,7 @@ type simulator struct {
 // passed (and, with commit order kept, after its turn): the transactions
 // lateAt marks (nil when none).
 type batch struct {
+	stmts     bool // holds statement transactions
 	first     uint64
 	n         int
 	start     float64
@@ -127,24 +67,45 @@ type batch struct {
 	lateAt    []bool
 }
 
-func newSimulator(workers int, model CostModel) *simulator {
-	if c := model.capacity(); c > 0 && float64(workers) > c {
-		workers = max(1, int(math.Ceil(c))) // and speedups caps the result at c
-	}
-	return &simulator{model: model, free: make(floatHeap, workers)}
+// simKey tells simulators apart: two with the same key simulate the same.
+type simKey struct {
+	workers, batch int
+	ordered        bool
+}
+
+// keyFor is the simulation of workers under model, with commit order kept
+// or not.
+func keyFor(model CostModel, workers int, ordered bool) simKey {
+	return simKey{workers: workers, batch: model.batchFor(workers), ordered: ordered}
+}
+
+func newSimulator(k simKey, model CostModel) *simulator {
+	return &simulator{workers: k.workers, batch: k.batch, window: uint64(max(0, model.Window)), ordered: k.ordered, commitT: model.Commit, stmtW: model.StatementWork,
+		free: make(floatHeap, k.workers)}
 }
 
 // add schedules transaction seq (numbered from 1, consecutively) that waits
-// for every transaction up to wait and for each of on, and changes rows
-// and runs statements (statement-format DML). It returns when the
-// transaction's work starts.
-func (s *simulator) add(seq, wait uint64, on []uint64, rows, statements int) float64 {
-	cost := s.model.cost(rows, statements)
+// for every transaction up to wait and for each of on, priced k. It
+// returns when the transaction's work starts.
+func (s *simulator) add(seq, wait uint64, on []uint64, k txnCost) float64 {
+	s.cpu += k.cpu
+	if k.statements {
+		s.stmtT += k.time
+	}
 	b := &s.open
-	if b.n > 0 && b.n < max(1, s.model.Batch) {
+	if k.alone {
+		s.close()
+		s.open = batch{first: seq, n: 1, start: s.startAt(seq, wait, on)}
+		s.open.work += s.workOf(k)
+		start := s.open.start
+		s.close()
+		return start
+	}
+	if b.n > 0 && b.n < s.batch {
+		cost := s.workOf(k)
 		late := !s.joins(wait, on) || b.lateAt != nil && (deptrack.Deps{Wait: wait, On: on}).WaitsForMarked(b.first, b.lateAt)
 		if late && b.lateAt == nil {
-			b.lateAt = make([]bool, b.n, s.model.Batch)
+			b.lateAt = make([]bool, b.n, s.batch)
 		}
 		b.n++
 		if b.lateAt != nil {
@@ -159,8 +120,38 @@ func (s *simulator) add(seq, wait uint64, on []uint64, rows, statements int) flo
 		return max(b.start+b.work, b.lateReady)
 	}
 	s.close()
-	s.open = batch{first: seq, n: 1, start: s.startAt(wait, on), work: cost}
+	if !s.ordered || s.batch <= 1 {
+		s.open = batch{first: seq, n: 1, start: s.startAt(seq, wait, on)}
+		s.open.work += s.workOf(k)
+		return s.open.start
+	}
+	// Batches in commit order start on the first free worker even when
+	// their head waits for work in flight: the head is applied at its
+	// turn, with what waits for it, the rest at once (core.startsBlocked).
+	s.open = batch{first: seq, n: 1, start: s.startAt(seq, 0, nil)}
+	cost := s.workOf(k)
+	if ready := s.readyBefore(seq+1, wait, on); ready > s.open.start {
+		b := &s.open
+		b.lateAt = append(make([]bool, 0, s.batch), true)
+		b.late, b.lateReady = cost, ready
+		return max(b.start+b.work, ready)
+	}
+	s.open.work += cost
 	return s.open.start
+}
+
+// workOf is what transaction k adds to the open batch's work: its time,
+// and, the first time the batch holds statements, what a work of
+// statements costs (CostModel.StatementWork), before its turn.
+func (s *simulator) workOf(k txnCost) float64 {
+	t := k.time
+	if b := &s.open; k.statements && !b.stmts {
+		b.stmts = true
+		b.work += s.stmtW
+		s.cpu += CommitCPU * s.stmtW
+		s.stmtT += s.stmtW
+	}
+	return t
 }
 
 // joins reports whether a transaction waiting for wait and on may join the
@@ -183,12 +174,19 @@ func (s *simulator) readyBefore(first, wait uint64, on []uint64) float64 {
 	return ready
 }
 
-// startAt is when work beginning with a transaction that waits for wait
-// and on starts: once those committed, on the first free worker.
-func (s *simulator) startAt(wait uint64, on []uint64) float64 {
+// startAt is when work beginning with transaction first, which waits for
+// wait and on, starts: once those committed, on the first free worker, and
+// once the window has room for the batch: paraply admits a transaction
+// when fewer than its window are admitted and not committed, which, as
+// commits go mostly in order, is taken as every transaction a window
+// before it committed.
+func (s *simulator) startAt(first, wait uint64, on []uint64) float64 {
 	ready := s.prefixAt(wait)
 	for _, o := range on {
 		ready = max(ready, s.commitAt(o))
+	}
+	if last := first + uint64(s.batch) - 1; s.window > 0 && last > s.window {
+		ready = max(ready, s.prefixAt(last-s.window))
 	}
 	return max(ready, s.free[0])
 }
@@ -202,10 +200,11 @@ func (s *simulator) close() {
 	}
 	s.open = batch{}
 	commit := max(b.start+b.work, b.lateReady)
-	if s.model.PreserveOrder {
+	if s.ordered {
 		commit = max(commit, s.lastCmt)
 	}
-	commit += b.late + s.model.Commit
+	commit += b.late + s.commitT
+	s.cpu += CommitCPU * s.commitT
 	s.free[0] = commit
 	heap.Fix(&s.free, 0)
 	s.lastCmt = commit
@@ -271,4 +270,12 @@ func (s *simulator) busy(t float64) int {
 		}
 	}
 	return n
+}
+
+// clone returns a copy of s that goes on on its own.
+func (s *simulator) clone() *simulator {
+	c := *s
+	c.free = slices.Clone(s.free)
+	c.open.lateAt = slices.Clone(s.open.lateAt)
+	return &c
 }

@@ -7,16 +7,22 @@ import (
 	"github.com/paraply/paraply/internal/replicate"
 )
 
+// newSim is a simulator of w workers under m.
+func newSim(w int, m CostModel) *simulator { return newSimulator(keyFor(m, w, m.PreserveOrder), m) }
+
+// unit prices a transaction of no rows under m.
+func unit(m CostModel) txnCost { return txnCost{time: m.cost(0, 0)} }
+
 // simulate runs n transactions through a simulator of w workers: each
 // waits for the one before it when chain is set, for none otherwise.
 func simulate(w, n int, chain bool, m CostModel) float64 {
-	s := newSimulator(w, m)
+	s := newSim(w, m)
 	for seq := uint64(1); seq <= uint64(n); seq++ {
 		var wait uint64
 		if chain {
 			wait = seq - 1
 		}
-		s.add(seq, wait, nil, 0, 0)
+		s.add(seq, wait, nil, unit(m))
 	}
 	return s.makespan()
 }
@@ -60,7 +66,7 @@ func TestSimulatorBatches(t *testing.T) {
 // for 7 when chained.
 func TestSimulatorAfterTurn(t *testing.T) {
 	run := func(m CostModel, chained bool) float64 {
-		s := newSimulator(2, m)
+		s := newSim(2, m)
 		for seq := uint64(1); seq <= 8; seq++ {
 			var on []uint64
 			switch {
@@ -69,7 +75,7 @@ func TestSimulatorAfterTurn(t *testing.T) {
 			case seq == 8 && chained:
 				on = []uint64{7}
 			}
-			s.add(seq, 0, on, 0, 0)
+			s.add(seq, 0, on, unit(m))
 		}
 		return s.makespan()
 	}
@@ -91,33 +97,45 @@ func TestSimulatorAfterTurn(t *testing.T) {
 	}
 }
 
+// stream simulates n transactions, each waiting for what dep says,
+// priced k, on the worker counts of workers under m, and returns the
+// mode's report of them.
+func stream(m CostModel, workers []int, n int, k txnCost, dep func(seq uint64) (uint64, []uint64)) *ModeReport {
+	st := &modeState{}
+	st.simulations(m, workers)
+	for seq := uint64(1); seq <= uint64(n); seq++ {
+		wait, on := dep(seq)
+		st.simulate(seq, wait, on, k)
+	}
+	mr := &ModeReport{Speedup: st.speedups(m, workers, st.ordered), UnorderedSpeedup: st.speedups(m, workers, st.unordered)}
+	st.limit(m, workers, mr)
+	return mr
+}
+
+func independent(uint64) (uint64, []uint64) { return 0, nil }
+
 // TestCapacityOrderedShare: workers keeping commit order are capped at
 // OrderedShare of the target's capacity, unordered ones at all of it.
 func TestCapacityOrderedShare(t *testing.T) {
 	m := CostModel{PerTxn: 1, Batch: 4, Capacity: 2} // no commit cost: work alone bounds the time
-	sims := func(m CostModel) []*simulator {
-		out := []*simulator{newSimulator(1, m), newSimulator(8, m)}
-		for _, s := range out {
-			for seq := uint64(1); seq <= 64; seq++ {
-				s.add(seq, 0, nil, 0, 0) // independent: 8 workers would gain 8x
-			}
-		}
-		return out
-	}
-	if got := speedups(sims(m), []int{1, 8})["8"]; got != 2 {
+	// Independent: 8 workers would gain 8x.
+	if got := stream(m, []int{1, 8}, 64, unit(m), independent).Speedup["8"]; got != 2 {
 		t.Errorf("unordered speedup %v, want the capacity 2", got)
 	}
 	m.PreserveOrder = true
-	if got, want := speedups(sims(m), []int{1, 8})["8"], round2(2*OrderedShare); got != want {
+	if got, want := stream(m, []int{1, 8}, 64, unit(m), independent).Speedup["8"], round2(2*OrderedShare); got != want {
 		t.Errorf("ordered speedup %v, want %v", got, want)
 	}
 }
 
 // TestDefaultBatchIsReplicates: the simulation batches as replicate does
-// by default.
+// by default, in replicate's window.
 func TestDefaultBatchIsReplicates(t *testing.T) {
 	if got, want := DefaultCostModel.Batch, replicate.Default().BatchTxns; got != want {
 		t.Errorf("DefaultCostModel.Batch %d, replicate's default --batch-max-txns %d", got, want)
+	}
+	if got, want := DefaultCostModel.Window, replicate.Default().Window; got != want {
+		t.Errorf("DefaultCostModel.Window %d, replicate's default --window %d", got, want)
 	}
 }
 
@@ -126,14 +144,10 @@ func TestDefaultBatchIsReplicates(t *testing.T) {
 // batch, workers gain more on statements than on rows.
 func TestStatementsCostMore(t *testing.T) {
 	m := DefaultCostModel
+	m.Cores = 0
 	run := func(rows, statements int) float64 {
-		sims := []*simulator{newSimulator(1, m), newSimulator(8, m)}
-		for _, s := range sims {
-			for seq := uint64(1); seq <= 2048; seq++ {
-				s.add(seq, 0, nil, rows, statements)
-			}
-		}
-		return speedups(sims, []int{1, 8})["8"]
+		k := txnCost{time: m.cost(rows, statements)}
+		return stream(m, []int{1, 8}, 2048, k, independent).Speedup["8"]
 	}
 	if m.cost(0, 4) <= m.cost(4, 0) {
 		t.Fatalf("four statements cost %v, four rows %v", m.cost(0, 4), m.cost(4, 0))

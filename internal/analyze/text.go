@@ -29,7 +29,7 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, k := range workers {
 		fmt.Fprintf(tw, "%sw\t", k)
 	}
-	fmt.Fprintf(tw, "barriers\t\n")
+	fmt.Fprintf(tw, "limit\tbarriers\t\n")
 	for _, m := range deptrack.Modes {
 		mr := r.Modes[m.String()]
 		if mr == nil {
@@ -39,24 +39,25 @@ func WriteText(w io.Writer, r *Report) error {
 		for _, k := range workers {
 			fmt.Fprintf(tw, "%.2fx\t", mr.Speedup[k])
 		}
-		fmt.Fprintf(tw, "%s\t\n", barrierSummary(mr.Barriers))
+		fmt.Fprintf(tw, "%s\t%s\t\n", mr.Limit, barrierSummary(mr.Barriers))
 		if r.CostModel.PreserveOrder {
 			fmt.Fprintf(tw, "  unordered\t\t\t")
 			for _, k := range workers {
 				fmt.Fprintf(tw, "%.2fx\t", mr.UnorderedSpeedup[k])
 			}
-			fmt.Fprintf(tw, "\t\n")
+			fmt.Fprintf(tw, "\t\t\n")
 		}
 	}
 	tw.Flush()
-	capacity := "unlimited"
-	if r.CostModel.Capacity > 0 {
-		ordered := r.CostModel
-		ordered.PreserveOrder = true
-		capacity = fmt.Sprintf("%.1f transactions at once, %.1f with commit order kept", r.CostModel.Capacity, ordered.capacity())
+	p.f("\n(speedup: simulated apply time of 1 worker / N workers; cost model %.2f per transaction + %.2f per row + %.2f per statement + %.2f per commit, batches of up to %d, commit order preserved=%v (unordered: without))\n",
+		r.CostModel.PerTxn, r.CostModel.PerRow, r.CostModel.PerStatement, r.CostModel.Commit, max(1, r.CostModel.Batch), r.CostModel.PreserveOrder)
+	p.f("%s\n", targetText(r))
+	for _, m := range deptrack.Modes {
+		if mr := r.Modes[m.String()]; mr != nil && mr.SmallerBatch != nil {
+			b := mr.SmallerBatch
+			p.f("%s: batches of up to %d with %s would reach %.2fx\n", m, b.Batch, workersText(strconv.Itoa(b.Workers)), b.Speedup)
+		}
 	}
-	p.f("\n(speedup: simulated apply time of 1 worker / N workers; cost model %.2f per transaction + %.2f per row + %.2f per statement + %.2f per commit, batches of up to %d, commit order preserved=%v (unordered: without), target capacity %s)\n",
-		r.CostModel.PerTxn, r.CostModel.PerRow, r.CostModel.PerStatement, r.CostModel.Commit, max(1, r.CostModel.Batch), r.CostModel.PreserveOrder, capacity)
 	if len(r.HotKeys) > 0 {
 		p.f("\nhot rows (writeset conflicts):\n")
 		for _, h := range r.HotKeys {
@@ -132,4 +133,19 @@ func workerKeys(r *Report) []string {
 		out[i] = strconv.Itoa(n)
 	}
 	return out
+}
+
+// targetText says what target the speedups are for, and how much faster
+// than one worker its cores let workers apply the stream.
+func targetText(r *Report) string {
+	m := r.CostModel
+	switch {
+	case m.Capacity > 0:
+		return fmt.Sprintf("target: applies %.1f transactions at once (--capacity), %.1f with commit order kept",
+			m.Capacity, m.Capacity*OrderedShare)
+	case m.Cores <= 0:
+		return "target: cores not counted (--target-cores 0): the speedups are what the dependencies and batching allow"
+	}
+	return fmt.Sprintf("target: %d cores (--target-cores), which let workers apply this stream at most %.2fx as fast as one, %.2fx with commit order kept (a worker keeps %.2f cores busy)",
+		m.Cores, r.Capacity, max(1, r.Capacity*OrderedShare), r.WorkerCores)
 }

@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/paraply/paraply/internal/analyze"
 )
 
 // buildBacklog restores the source to the initial load and runs the
@@ -125,10 +123,8 @@ func (c *cluster) predict(ctx context.Context, b *Backlog, files []string) error
 // analyze runs `paraply analyze --json` simulating batches of up to batch
 // transactions.
 func (c *cluster) analyze(ctx context.Context, b *Backlog, files []string, batch int) (Prediction, error) {
-	// The target shares this machine's cores: predict with the analyzer's
-	// calibrated capacity for them.
-	capacity := strconv.FormatFloat(analyze.DefaultCapacity(runtime.NumCPU()), 'f', 1, 64)
-	args := append([]string{"analyze", "--json", "--capacity", capacity, "--batch-max-txns", strconv.Itoa(max(1, batch)),
+	// The target shares this machine's cores with paraply.
+	args := append([]string{"analyze", "--json", "--target-cores", strconv.Itoa(runtime.NumCPU()), "--batch-max-txns", strconv.Itoa(max(1, batch)),
 		"--schema", c.target.URL()}, files...)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, c.cfg.Paraply, args...)

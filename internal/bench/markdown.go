@@ -28,7 +28,6 @@ func (res *Results) Markdown() string {
 		}
 	}
 	sb.WriteString(strings.NewReplacer(
-		"{capacity}", strconv.FormatFloat(analyze.DefaultCapacity(1), 'f', -1, 64),
 		"{ordered-share}", strconv.FormatFloat(analyze.OrderedShare, 'f', -1, 64),
 	).Replace(notes))
 	return sb.String()
@@ -238,8 +237,10 @@ const notes = `
 - Predicted speedup: ` + "`paraply analyze --json`" + ` on the backlog's binlog files with the target's schema, its
   simulated speedup of the run's dependency mode at the run's worker count over one worker, with the run's
   commit order, for --workers auto the best worker count's. The simulation batches as the run does (` + "`--batch-max-txns`" + `),
-  prices each commit, and counts the target's CPU only as its calibrated capacity ({capacity} transactions at once
-  per core, {ordered-share} of that with commit order kept). Measured speedup:
+  prices each commit, and caps the speedup at what this machine's cores allow (` + "`--target-cores`" + `: the cores over
+  those one worker keeps busy, calibrated per row change, statement and commit; {ordered-share} of that with commit
+  order kept) and, on statements, at what paraply's statement path gained when measured (` + "`--statement-gain`" + `).
+  Measured speedup:
   the run's tps over the tps of paraply with 1 worker and --dependency serial with the same batching (or, when
   that was not run, 1 worker in another mode with the same batching: one worker applies serially). They are
   flagged when they differ by more than 20% of the prediction, with the reason when the run's own measurements

@@ -98,18 +98,19 @@ func (r *FileReader) openNext() error {
 
 func (r *FileReader) readEvent() (Event, error) {
 	pos := Pos{File: r.paths[r.idx], Offset: r.off}
-	var hdr [HeaderSize]byte
-	n, err := io.ReadFull(r.r, hdr[:])
-	if errors.Is(err, io.EOF) {
+	// The header is looked at in the reader's buffer, then read with the
+	// rest into the event's own bytes: no copy of its own to allocate.
+	hdr, err := r.r.Peek(HeaderSize)
+	if errors.Is(err, io.EOF) && len(hdr) == 0 {
 		return Event{}, io.EOF
 	}
 	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return Event{}, &PosError{Pos: pos, Err: fmt.Errorf("%w: file ends inside an event header (%d of %d bytes)", ErrTruncated, n, HeaderSize)}
+		if errors.Is(err, io.EOF) {
+			return Event{}, &PosError{Pos: pos, Err: fmt.Errorf("%w: file ends inside an event header (%d of %d bytes)", ErrTruncated, len(hdr), HeaderSize)}
 		}
 		return Event{}, &PosError{Pos: pos, Err: err}
 	}
-	size := Event{Data: hdr[:]}.Size()
+	size := Event{Data: hdr}.Size()
 	if size < HeaderSize || size > maxEventSize {
 		return Event{}, &PosError{Pos: pos, Err: fmt.Errorf("%w: header claims an event size of %d bytes", ErrCorrupt, size)}
 	}
@@ -117,16 +118,15 @@ func (r *FileReader) readEvent() (Event, error) {
 	// file holds a large event before allocating (and zeroing) room for it.
 	if size > 1<<20 {
 		if st, err := r.f.Stat(); err == nil && st.Size()-r.off < int64(size) {
-			ev := Event{Data: hdr[:], Pos: pos}
+			ev := Event{Data: hdr, Pos: pos}
 			return Event{}, &PosError{Pos: pos, Event: ev.Type().String(), Err: fmt.Errorf("%w: file ends inside the event (%d of %d bytes)", ErrTruncated, st.Size()-r.off, size)}
 		}
 	}
 	data := make([]byte, size)
-	copy(data, hdr[:])
-	if n, err := io.ReadFull(r.r, data[HeaderSize:]); err != nil {
+	if n, err := io.ReadFull(r.r, data); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			ev := Event{Data: data, Pos: pos}
-			return Event{}, &PosError{Pos: pos, Event: ev.Type().String(), Err: fmt.Errorf("%w: file ends inside the event (%d of %d bytes)", ErrTruncated, HeaderSize+n, size)}
+			return Event{}, &PosError{Pos: pos, Event: ev.Type().String(), Err: fmt.Errorf("%w: file ends inside the event (%d of %d bytes)", ErrTruncated, n, size)}
 		}
 		return Event{}, &PosError{Pos: pos, Err: err}
 	}

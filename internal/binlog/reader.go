@@ -12,10 +12,13 @@ type EventSource interface {
 }
 
 // Reader decodes a stream of events into numbered transactions: the
-// composition of an EventSource, a Framer and a Decoder.
+// composition of an EventSource, a Framer and a Decoder; or, from
+// NewRawReader, of a Decoder and raw transactions framed elsewhere.
 type Reader struct {
 	src     EventSource
 	framer  *Framer
+	raw     func() (*RawTxn, error)
+	format  *Format // raw: the format of the last transaction
 	decoder *Decoder
 	seq     uint64
 	ended   bool
@@ -23,35 +26,67 @@ type Reader struct {
 
 // NewReader reads transactions from src.
 func NewReader(src EventSource) *Reader {
-	return &Reader{src: src, framer: NewFramer(), decoder: NewDecoder()}
+	r := &Reader{src: src, framer: NewFramer(), decoder: NewDecoder()}
+	r.raw = r.frame
+	return r
 }
 
-// Format is the format description in effect (nil before the first).
-func (r *Reader) Format() *Format { return r.framer.Format() }
+// NewRawReader decodes the raw transactions next returns, in stream
+// order, until it returns an error (io.EOF at the end): what a Framer
+// made of the stream elsewhere, such as in a goroutine that reads ahead
+// (it must not recycle them). A transaction larger than its PartBytes
+// comes in pieces, as from NewReader with SetPartBytes.
+func NewRawReader(next func() (*RawTxn, error)) *Reader {
+	return &Reader{raw: next, decoder: NewDecoder()}
+}
+
+// Format is the format description in effect (nil before the first); for
+// a raw reader, that of the last transaction returned.
+func (r *Reader) Format() *Format {
+	if r.framer == nil {
+		return r.format
+	}
+	return r.framer.Format()
+}
 
 // SetPartBytes bounds the memory of one transaction: one larger than n
 // bytes is decoded piece by piece, without its row images (see
 // Decoder.DecodePieces). 0, the default, decodes every transaction whole.
-func (r *Reader) SetPartBytes(n int) { r.framer.PartBytes = n }
+// A raw reader's pieces are its Framer's.
+func (r *Reader) SetPartBytes(n int) {
+	if r.framer != nil {
+		r.framer.PartBytes = n
+	}
+}
 
 // Next returns the next complete transaction, numbered from 1, or io.EOF.
 // A stream that ends inside a transaction is ErrTruncated.
 func (r *Reader) Next() (*Txn, error) {
+	rt, err := r.raw()
+	if err != nil {
+		return nil, err
+	}
+	r.format = rt.Format
+	var t *Txn
+	if rt.Part {
+		t, err = r.decoder.DecodePieces(r.pieces(rt))
+	} else {
+		t, err = r.decoder.Decode(rt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.seq++
+	t.Seq = r.seq
+	return t, nil
+}
+
+// frame returns the next transaction the framer makes of the events of
+// src, or io.EOF at its end.
+func (r *Reader) frame() (*RawTxn, error) {
 	for {
 		if rt := r.framer.Next(); rt != nil {
-			var t *Txn
-			var err error
-			if rt.Part {
-				t, err = r.decoder.DecodePieces(r.pieces(rt))
-			} else {
-				t, err = r.decoder.Decode(rt)
-			}
-			if err != nil {
-				return nil, err
-			}
-			r.seq++
-			t.Seq = r.seq
-			return t, nil
+			return rt, nil
 		}
 		ok, err := r.read()
 		if err != nil {
@@ -85,18 +120,15 @@ func (r *Reader) read() (bool, error) {
 func (r *Reader) pieces(first *RawTxn) func() (*RawTxn, error) {
 	next, done := first, false
 	return func() (*RawTxn, error) {
-		for next == nil && !done {
-			next = r.framer.Next()
-			if next != nil {
-				break
+		if next == nil && !done {
+			rt, err := r.raw()
+			if errors.Is(err, io.EOF) {
+				return nil, &PosError{Pos: first.Events[0].Pos, Err: fmt.Errorf("%w: the stream ends inside the transaction that starts here", ErrTruncated)}
 			}
-			ok, err := r.read()
 			if err != nil {
 				return nil, err
 			}
-			if !ok {
-				return nil, &PosError{Pos: first.Events[0].Pos, Err: fmt.Errorf("%w: the stream ends inside the transaction that starts here", ErrTruncated)}
-			}
+			next = rt
 		}
 		rt := next
 		next = nil

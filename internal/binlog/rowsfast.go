@@ -129,7 +129,11 @@ func (d *Decoder) fastRows(t *Txn, ev Event) (bool, error) {
 	if ft == nil || len(h.images) > 0 && !anyColumn(h.bitmap1, uint64(h.columns)) && !anyColumn(h.bitmap2, uint64(h.columns)) {
 		return false, nil // go-mysql's path reports either
 	}
-	images, ok := simpleRows(ft.tm, h.columns, h.bitmap1, h.bitmap2, h.update, h.images)
+	var keep []bool
+	if f := d.rowsDec.columns; f != nil {
+		keep = f(string(ft.tm.Schema), string(ft.tm.Table), h.columns)
+	}
+	images, ok := simpleRows(ft.tm, h.columns, h.bitmap1, h.bitmap2, h.update, h.images, keep)
 	if !ok {
 		return false, nil
 	}

@@ -42,6 +42,8 @@ type rowsDecoder struct {
 	// (see oldtemporal.go).
 	precision PrecisionFunc
 	mysql     bool
+	// columns, if set, says which columns the reader needs (SetColumns).
+	columns ColumnsFunc
 	// err is what decode returned last, for Decoder.parse: go-mysql's
 	// parser keeps only its text.
 	err error

@@ -83,7 +83,7 @@ func decodeSimple(e *replication.RowsEvent, pos int, data []byte) bool {
 	// go-mysql's header may end past data (its bitmaps are sliced beyond
 	// the event's length when the event is damaged): then no images.
 	rows, ok := simpleRows(e.Table, int(e.ColumnCount), e.ColumnBitmap1, e.ColumnBitmap2,
-		e.Type() == replication.EnumRowsEventTypeUpdate, data[min(pos, len(data)):])
+		e.Type() == replication.EnumRowsEventTypeUpdate, data[min(pos, len(data)):], nil)
 	if ok {
 		e.Rows = rows
 	}
@@ -93,8 +93,9 @@ func decodeSimple(e *replication.RowsEvent, pos int, data []byte) bool {
 // simpleRows decodes the row images in data of a rows event on table t
 // with n columns and the given column bitmaps (bitmap2 only for updates,
 // whose after images follow their before images), if the table's columns
-// are all simple; false if they are not or the bytes do not add up.
-func simpleRows(t *replication.TableMapEvent, n int, bitmap1, bitmap2 []byte, update bool, data []byte) ([][]any, bool) {
+// are all simple; false if they are not or the bytes do not add up. With
+// keep, only the columns it sets get their values (see ColumnsFunc).
+func simpleRows(t *replication.TableMapEvent, n int, bitmap1, bitmap2 []byte, update bool, data []byte, keep []bool) ([][]any, bool) {
 	if n > len(t.ColumnType) || n > len(t.ColumnMeta) || len(bitmap1) < (n+7)/8 {
 		return nil, false
 	}
@@ -108,13 +109,13 @@ func simpleRows(t *replication.TableMapEvent, n int, bitmap1, bitmap2 []byte, up
 	}
 	rows := make([][]any, 0, 2)
 	for pos := 0; pos < len(data); {
-		row, m, ok := decodeSimpleImage(t, n, bitmap1, data[pos:])
+		row, m, ok := decodeSimpleImage(t, n, bitmap1, data[pos:], keep)
 		if !ok {
 			return nil, false
 		}
 		rows, pos = append(rows, row), pos+m
 		if update {
-			if row, m, ok = decodeSimpleImage(t, n, bitmap2, data[pos:]); !ok {
+			if row, m, ok = decodeSimpleImage(t, n, bitmap2, data[pos:], keep); !ok {
 				return nil, false
 			}
 			rows, pos = append(rows, row), pos+m
@@ -124,8 +125,9 @@ func simpleRows(t *replication.TableMapEvent, n int, bitmap1, bitmap2 []byte, up
 }
 
 // decodeSimpleImage decodes one row image of the columns set in bitmap and
-// returns it with the bytes it took.
-func decodeSimpleImage(t *replication.TableMapEvent, n int, bitmap, data []byte) ([]any, int, bool) {
+// returns it with the bytes it took; with keep, the values of the columns
+// keep does not set are only stepped over (left nil).
+func decodeSimpleImage(t *replication.TableMapEvent, n int, bitmap, data []byte, keep []bool) ([]any, int, bool) {
 	present := 0
 	for i := range n {
 		if bitSet(bitmap, i) {
@@ -155,6 +157,14 @@ func decodeSimpleImage(t *replication.TableMapEvent, n int, bitmap, data []byte)
 		if null {
 			continue
 		}
+		if keep != nil && (i >= len(keep) || !keep[i]) {
+			m, ok := simpleLen(data[pos:], tp, t.ColumnMeta[i])
+			if !ok {
+				return nil, 0, false
+			}
+			pos += m
+			continue
+		}
 		v, m, ok := simpleValue(data[pos:], tp, t.ColumnMeta[i], unsigned)
 		if !ok {
 			return nil, 0, false
@@ -179,6 +189,22 @@ func simpleValue(data []byte, tp byte, meta uint16, unsigned bool) (any, int, bo
 		return nil, 0, false
 	}
 	return intValue(data, tp, unsigned), n, true
+}
+
+// simpleLen is the bytes simpleValue would read of data, without the
+// value.
+func simpleLen(data []byte, tp byte, meta uint16) (int, bool) {
+	max := int(meta)
+	switch tp {
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
+	case mysql.MYSQL_TYPE_STRING:
+		max, _ = stringLength(meta)
+	default:
+		n := intWidth(tp)
+		return n, n > 0 && len(data) >= n
+	}
+	head, l, ok := stringSpan(data, max)
+	return head + l, ok
 }
 
 // intValue is the integer at the start of data, of go-mysql's Go type for
@@ -211,19 +237,26 @@ func intValue(data []byte, tp byte, unsigned bool) any {
 // byte below 256, else two). Like go-mysql's, the string shares the
 // event's bytes, which the transaction holds as long as its rows.
 func simpleString(data []byte, max int) (any, int, bool) {
-	head, l := 1, 0
-	switch {
-	case max < 256 && len(data) >= 1:
-		l = int(data[0])
-	case max >= 256 && len(data) >= 2:
-		head, l = 2, int(binary.LittleEndian.Uint16(data))
-	default:
-		return nil, 0, false
-	}
-	if head+l > len(data) {
+	head, l, ok := stringSpan(data, max)
+	if !ok {
 		return nil, 0, false
 	}
 	return utils.ByteSliceToString(data[head : head+l]), head + l, true
+}
+
+// stringSpan reads the length in front of a string of at most max bytes
+// (one byte below 256, else two): the bytes it takes and the string's;
+// false when data does not hold them.
+func stringSpan(data []byte, max int) (head, l int, ok bool) {
+	switch {
+	case max < 256 && len(data) >= 1:
+		head, l = 1, int(data[0])
+	case max >= 256 && len(data) >= 2:
+		head, l = 2, int(binary.LittleEndian.Uint16(data))
+	default:
+		return 0, 0, false
+	}
+	return head, l, head+l <= len(data)
 }
 
 // bitSet reports bit i of a bitmap whose bits go from the low end of each

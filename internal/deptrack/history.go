@@ -1,5 +1,10 @@
 package deptrack
 
+import (
+	"maps"
+	"slices"
+)
+
 // history remembers, for each key, the last transaction that wrote it, for
 // at most capacity keys. When full it forgets the least recently written
 // keys first and raises forgotten to the newest transaction among them: a
@@ -66,4 +71,16 @@ func (h *history) compact() {
 	}
 	h.fifo = out
 	h.head = 0
+}
+
+// clone returns a copy of h (nil for nil).
+func (h *history) clone() *history {
+	if h == nil {
+		return nil
+	}
+	c := *h
+	c.last = maps.Clone(h.last)
+	c.fifo = slices.Clone(h.fifo[h.head:])
+	c.head = 0
+	return &c
 }

@@ -17,6 +17,7 @@ type tablePlan struct {
 	cascadeChild bool      // a parent's cascading foreign key can change its rows
 	cascades     []uint64  // tokens of tables an update or delete here can cascade into
 	keys         []keyPlan // unique keys, referenced column lists, parent keys of foreign keys
+	columns      []bool    // the columns keys reads (see Extractor.Columns), once asked
 }
 
 // keyPlan describes one key hashed for each row image.

@@ -3,6 +3,7 @@ package deptrack
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/paraply/paraply/internal/binlog"
@@ -399,4 +400,32 @@ func trimAbove(s []uint64, w uint64) []uint64 {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// CloneAs returns a tracker in mode that has seen what t has seen, for a
+// mode whose dependencies have been t's on the stream so far: a
+// writeset-session tracker started from a writeset one once the stream
+// carries its first session id (before it, the two agree: see
+// writeset). analyze runs one tracker for both until then.
+func (t *Tracker) CloneAs(mode Mode) *Tracker {
+	c := *t
+	c.mode = mode
+	c.schemas = maps.Clone(t.schemas)
+	c.clock = slices.Clone(t.clock)
+	c.keys, c.sessions = t.keys.clone(), t.sessions.clone()
+	if mode == WritesetSession && c.sessions == nil {
+		c.sessions = newHistory(65536)
+	}
+	if t.tokens != nil {
+		c.tokens = make(map[uint64]*token, len(t.tokens))
+		for k, tk := range t.tokens {
+			cp := *tk
+			cp.shared = slices.Clone(tk.shared)
+			c.tokens[k] = &cp
+		}
+	}
+	if t.dedupe != nil {
+		c.dedupe = map[uint64]struct{}{}
+	}
+	return &c
 }

@@ -121,6 +121,31 @@ func NewExtractor(cat *schema.Catalog) *Extractor {
 // Catalog is the schema catalog the extractor reads.
 func (x *Extractor) Catalog() *schema.Catalog { return x.catalog }
 
+// Columns says which of the columns of table schemaName.name (columns of
+// them, as a table map counts them) the writesets read: those of its keys
+// (primary, unique, referenced column lists, foreign keys); nil, all of
+// them, for a table whose keys are not known. It is a binlog.ColumnsFunc,
+// for a decoder that can leave the other values out; like the writesets,
+// it follows the catalog up to the last Invalidate.
+func (x *Extractor) Columns(schemaName, name string, columns int) []bool {
+	tbl := x.catalog.Table(schemaName, name)
+	if tbl == nil || x.catalog.Unknown(schemaName, name) {
+		return nil
+	}
+	p := x.plan(tbl)
+	if len(p.columns) != columns {
+		p.columns = make([]bool, columns)
+		for _, k := range p.keys {
+			for _, c := range k.cols {
+				if c < columns {
+					p.columns[c] = true
+				}
+			}
+		}
+	}
+	return p.columns
+}
+
 // Invalidate forgets cached table plans; call it after any DDL.
 func (x *Extractor) Invalidate() { clear(x.plans) }
 

@@ -128,6 +128,9 @@ func (r *Replica) takeTarget(ctx context.Context, st *begun) error {
 	if st.lock, err = checkpoint.LockStream(ctx, st.tgt, r.cfg.Name); err != nil {
 		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
 	}
+	if err := r.checkClone(ctx, st.tgt); err != nil {
+		return err
+	}
 	st.store = checkpoint.NewStreamStore(st.tgt, r.feed.origin(), r.cfg.Name)
 	if st.state, st.rerun, err = loadCheckpoint(ctx, st.store, r.log); err != nil {
 		return fmt.Errorf("target %s: %w", r.cfg.Target, err)

@@ -108,6 +108,11 @@ type Config struct {
 	// Observer, if set, is told what the workers do (metrics).
 	Observer applier.Observer
 
+	// CloneCatchUp says this run is a clone's own (package clone), which
+	// brings the tables it has copied forward on a target whose copy has
+	// not finished; any other run refuses such a target.
+	CloneCatchUp bool
+
 	// fillTo is set by Handover's gap fill: stop once the checkpoint
 	// covers this position. Unlike UntilGTID, transactions past it in a
 	// domain may be applied first (in order, so without new gaps): the

@@ -178,3 +178,13 @@ func databases(cat *schema.Catalog) []string {
 	slices.Sort(out)
 	return out
 }
+
+// MissingPrivileges returns those of privs that db's account lacks on
+// database (package clone checks the source account's with it).
+func MissingPrivileges(ctx context.Context, db *sql.DB, database string, privs []string) ([]string, error) {
+	g, err := readGrants(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return g.missing(database, privs), nil
+}

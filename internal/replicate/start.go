@@ -35,6 +35,27 @@ func (r *Replica) startGTID() string {
 	return r.cfg.StartGTID
 }
 
+// ErrCloneUnfinished is returned when the stream's target holds a clone
+// (paraply clone) that has not finished: it holds part of the source's
+// data, and replicating onto it would apply changes to rows it lacks.
+var ErrCloneUnfinished = errors.New("a clone of this stream has not finished on the target")
+
+// checkClone refuses a target whose clone has not finished, unless this
+// run is that clone's own (Config.CloneCatchUp).
+func (r *Replica) checkClone(ctx context.Context, tgt *sql.DB) error {
+	if r.cfg.CloneCatchUp || r.feed.origin() != checkpoint.Replicate {
+		return nil
+	}
+	unfinished, err := checkpoint.CloneUnfinished(ctx, tgt, r.cfg.Name)
+	if err != nil {
+		return fmt.Errorf("target %s: %w", r.cfg.Target, err)
+	}
+	if unfinished {
+		return fmt.Errorf("%w (%s.clone): run paraply clone again with the same settings, which resumes the copy and then replicates", ErrCloneUnfinished, checkpoint.SchemaOf(r.cfg.Name))
+	}
+	return nil
+}
+
 // checkStart refuses the two starts that would lose transactions without
 // a word: a target loaded from a dump and started without the dump's
 // position would begin at the source's current position, skipping

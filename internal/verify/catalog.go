@@ -89,9 +89,24 @@ func (t *table) usable(ix *index) bool {
 type catalog map[TableName]*table
 
 // scope selects the schemas a catalog is read from: the named ones, or all
-// but excludedSchemas if none is named.
+// but excludedSchemas if none is named; and the kinds of table
+// (information_schema's TABLE_TYPE), BASE TABLE if none is named.
 type scope struct {
 	schemas []string
+	types   []string
+}
+
+// typeWhere returns the condition on information_schema's TABLE_TYPE.
+func (s scope) typeWhere() (string, []any) {
+	types := s.types
+	if len(types) == 0 {
+		types = []string{"BASE TABLE"}
+	}
+	args := make([]any, len(types))
+	for i, t := range types {
+		args[i] = t
+	}
+	return "TABLE_TYPE IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(types)), ", ") + ")", args
 }
 
 // where returns the condition on information_schema's TABLE_SCHEMA column.
@@ -112,8 +127,9 @@ func (s scope) where() (string, []any) {
 // information_schema table.
 func loadCatalog(ctx context.Context, db *sql.DB, sc scope, keys bool) (catalog, error) {
 	cond, args := sc.where()
+	types, typeArgs := sc.typeWhere()
 	cat := catalog{}
-	err := query(ctx, db, "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' AND "+cond, args,
+	err := query(ctx, db, "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE "+types+" AND "+cond, append(typeArgs, args...),
 		cat.scanTable)
 	if err != nil {
 		return nil, fmt.Errorf("list tables: %w", err)

@@ -1,10 +1,16 @@
 // Command genbinlog writes the MariaDB binlog that bench/analyze/run.sh
 // times paraply analyze and mariadb-binlog on. It starts a sandboxed
-// MariaDB server, runs sysbench oltp_write_only on it (the workload of
-// internal/binlog's BenchmarkReader: 4 tables of 10000 rows, then 60000
-// transactions of two updates, a delete and an insert), copies the closed
-// binlog files into -out and prints their paths, one a line. The server is
-// removed when it is done, or on Ctrl-C.
+// MariaDB server with the binary log in -format, loads sysbench's tables
+// (by default the workload of internal/binlog's BenchmarkReader: 4 tables
+// of 10000 rows), rotates the binary log, runs sysbench -script for
+// -events transactions (oltp_write_only: two updates, a delete and an
+// insert each), copies the binlog files that hold exactly those into
+// -out with the tables' schema (schema.sql, for analyze --schema-file),
+// and prints the binlog files' paths, one a line. The server is removed
+// when it is done, or on Ctrl-C.
+//
+// A day's worth (-events 1000000) is about 2.2 GB in ROW format: write it
+// outside the repository.
 package main
 
 import (
@@ -13,25 +19,35 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/paraply/paraply/internal/sandbox"
 )
 
 func main() {
-	out := flag.String("out", "", "directory to copy the binlog files to (required)")
-	events := flag.Int("events", 60000, "sysbench transactions")
+	var w workload
+	out := flag.String("out", "", "directory to copy the binlog files and schema.sql to (required)")
+	flag.IntVar(&w.events, "events", 60000, "sysbench transactions")
+	flag.StringVar(&w.format, "format", "ROW", "the server's binlog_format: ROW, MIXED or STATEMENT")
+	flag.StringVar(&w.script, "script", "oltp_write_only", "sysbench script")
+	flag.IntVar(&w.threads, "threads", 4, "sysbench clients")
+	flag.IntVar(&w.tables, "tables", 4, "sysbench tables")
+	flag.IntVar(&w.size, "size", 10000, "rows a table")
+	extra := flag.String("sysbench-args", "", "more options for sysbench's run, space-separated (e.g. --rand-type=pareto: a few hot rows)")
 	flag.Parse()
+	w.args = strings.Fields(*extra)
 	if *out == "" {
-		fmt.Fprintln(os.Stderr, "usage: genbinlog -out DIR [-events N]")
+		fmt.Fprintln(os.Stderr, "usage: genbinlog -out DIR [-events N] [-format ROW|MIXED|STATEMENT] [-script S] [-threads N] [-tables N] [-size N]")
 		os.Exit(2)
 	}
 	uninstall := sandbox.HandleSignals()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	files, err := generate(ctx, *out, *events)
+	files, err := generate(ctx, *out, w)
 	stop()
 	uninstall()
 	if err != nil {
@@ -43,11 +59,19 @@ func main() {
 	}
 }
 
-func generate(ctx context.Context, dir string, events int) (files []string, err error) {
+// workload is what genbinlog runs.
+type workload struct {
+	format, script                string
+	events, threads, tables, size int
+	args                          []string
+}
+
+func generate(ctx context.Context, dir string, w workload) (files []string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	srv, err := sandbox.Start(ctx, sandbox.Options{Name: "bench-analyze", Binlog: true, BufferPoolMB: 256})
+	srv, err := sandbox.Start(ctx, sandbox.Options{Name: "bench-analyze", Binlog: true, BufferPoolMB: 256,
+		ExtraArgs: []string{"--binlog-format=" + w.format, "--max-binlog-size=1073741824"}})
 	if err != nil {
 		return nil, err
 	}
@@ -59,20 +83,34 @@ func generate(ctx context.Context, dir string, events int) (files []string, err 
 	if err := srv.CreateDatabase(ctx, "sbtest"); err != nil {
 		return nil, err
 	}
-	args := []string{"--tables=4", "--table-size=10000", "--threads=4", "--events=" + strconv.Itoa(events), "--time=0", "--rand-seed=1"}
-	for _, cmd := range []string{"prepare", "run"} {
-		if out, err := srv.Sysbench(ctx, "oltp_write_only", append(args, cmd)...).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("sysbench %s: %w\n%s", cmd, err, out)
-		}
+	args := []string{"--tables=" + strconv.Itoa(w.tables), "--table-size=" + strconv.Itoa(w.size), "--rand-seed=1"}
+	if out, err := srv.Sysbench(ctx, "oltp_write_only", append(args, "--threads=2", "prepare")...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("sysbench prepare: %w\n%s", err, out)
 	}
-	if err := srv.Exec(ctx, "FLUSH BINARY LOGS"); err != nil {
+	schema, err := exec.CommandContext(ctx, "mariadb-dump", "--no-defaults", "-h", srv.Host, "-P", strconv.Itoa(srv.Port),
+		"-u", srv.User, "--no-data", "--databases", "sbtest").Output()
+	if err != nil {
+		return nil, fmt.Errorf("mariadb-dump: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "schema.sql"), schema, 0o644); err != nil {
 		return nil, err
 	}
-	logs, err := srv.BinlogFiles(ctx)
+	before, err := rotate(ctx, srv)
 	if err != nil {
 		return nil, err
 	}
-	for _, src := range logs[:len(logs)-1] { // the last one is new and empty
+	run := append(append(args, "--threads="+strconv.Itoa(w.threads), "--events="+strconv.Itoa(w.events), "--time=0"), w.args...)
+	run = append(run, "run")
+	if out, err := srv.Sysbench(ctx, w.script, run...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("sysbench run: %w\n%s", err, out)
+	}
+	after, err := rotate(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	// The run went to the newest file before it and to those created
+	// during it; the newest file after it is new and empty.
+	for _, src := range after[len(before)-1 : len(after)-1] {
 		dst := filepath.Join(dir, filepath.Base(src))
 		if err := copyFile(src, dst); err != nil {
 			return nil, err
@@ -80,6 +118,14 @@ func generate(ctx context.Context, dir string, events int) (files []string, err 
 		files = append(files, dst)
 	}
 	return files, nil
+}
+
+// rotate starts a new binlog file and returns the files that exist then.
+func rotate(ctx context.Context, srv *sandbox.Server) ([]string, error) {
+	if err := srv.Exec(ctx, "FLUSH BINARY LOGS"); err != nil {
+		return nil, err
+	}
+	return srv.BinlogFiles(ctx)
 }
 
 func copyFile(src, dst string) error {
