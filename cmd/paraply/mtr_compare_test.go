@@ -53,6 +53,10 @@ type mtrSnapshot map[string]mtrObject
 // counter follows the rows it inserted, not the source's history.
 var autoIncrement = regexp.MustCompile(` AUTO_INCREMENT=\d+`)
 
+// oldFormatMark is how SHOW CREATE TABLE marks a column stored in an old
+// format: MariaDB 5.3's temporal types, VARCHAR from before MySQL 5.0.
+var oldFormatMark = regexp.MustCompile(` ?/\* mariadb-5\.3 \*/|/\*old\*/`)
+
 // transactionPeriod finds the period columns of a table versioned by
 // transaction IDs (WITH SYSTEM VERSIONING on BIGINT UNSIGNED columns).
 var transactionPeriod = regexp.MustCompile("`((?:[^`]|``)+)` bigint\\(\\d+\\) unsigned GENERATED ALWAYS AS ROW (?:START|END)")

@@ -65,7 +65,10 @@ func TestStatusAgrees(t *testing.T) {
 	for i, in := range ins {
 		pageWaitFor(t, ctx, 30*time.Second, names[i]+" started", func() bool {
 			in.alive()
-			return !in.rep.Status().Started.IsZero() && len(in.srv.History()) >= 2
+			// The server samples from before the start too: the report
+			// read must be of a sample taken after it.
+			started, h := in.rep.Status().Started, in.srv.History()
+			return !started.IsZero() && len(h) >= 2 && h[len(h)-1].Time.After(started)
 		})
 		text := agreeText(t, in, 0)
 		for _, bad := range []string{"up to -", " - (", "(-:", "never"} {
