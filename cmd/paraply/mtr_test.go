@@ -244,10 +244,11 @@ func (r *mtrRig) check(ctx context.Context, st *mtrFile, at string) {
 	}
 	st.lastPos = pos
 	const limit = 60 * time.Second
-	if st.nativeStopped == "" {
+	nativeRan, paraplyRan := st.nativeStopped == "", st.paraplyStopped == ""
+	if nativeRan {
 		st.nativeStopped = r.waitNative(ctx, pos, limit)
 	}
-	if st.paraplyStopped == "" {
+	if paraplyRan {
 		st.paraplyStopped = r.waitParaply(ctx, pos, limit)
 	}
 	src, err := mtrTakeSnapshot(ctx, r.sdb)
@@ -256,8 +257,10 @@ func (r *mtrRig) check(ctx context.Context, st *mtrFile, at string) {
 		return
 	}
 	c := mtrCheck{at: at}
-	c.native = r.compare(ctx, st, src, mtrReplica{"MariaDB's replica", r.native, r.ndb, &st.nativeStopped, &st.nativeCrashed})
-	c.paraply = r.compare(ctx, st, src, mtrReplica{"paraply's target", r.tgt, r.tdb, &st.paraplyStopped, &st.paraplyCrashed})
+	c.native = r.compare(ctx, st, src, mtrReplica{"MariaDB's replica", r.native, r.ndb, &st.nativeStopped, &st.nativeCrashed,
+		nativeRan && st.nativeStopped != ""})
+	c.paraply = r.compare(ctx, st, src, mtrReplica{"paraply's target", r.tgt, r.tdb, &st.paraplyStopped, &st.paraplyCrashed,
+		paraplyRan && st.paraplyStopped != ""})
 	st.checks = append(st.checks, c)
 }
 
@@ -269,15 +272,21 @@ type mtrReplica struct {
 	srv              *sandbox.Server
 	db               *sql.DB
 	stopped, crashed *string
+	// justStopped: it stopped at this checkpoint, perhaps because its
+	// server is dying (writing its stack before it exits).
+	justStopped bool
 }
 
-// crashed records the crash of the replica's server, if it is gone, and
-// reports whether it is.
-func (rep mtrReplica) died(st *mtrFile) bool {
+// died records the crash of the replica's server, if it is gone, and
+// reports whether it is. Where the server may be dying (a failed read, a
+// replica that stopped just now: wait) it gives the server a moment to be
+// seen exited; at the later checkpoints of a replica that stopped
+// applying it asks without waiting, 5 s a checkpoint otherwise.
+func (rep mtrReplica) died(st *mtrFile, wait bool) bool {
 	if *rep.crashed != "" {
 		return true
 	}
-	if !mtrGone(rep.srv) {
+	if gone := !rep.srv.Running() || wait && mtrGone(rep.srv); !gone {
 		return false
 	}
 	c := mtrCrashReport(rep.name, rep.srv.LogPath)
@@ -289,14 +298,14 @@ func (rep mtrReplica) died(st *mtrFile) bool {
 // compare compares one replica's target with the source's snapshot.
 func (r *mtrRig) compare(ctx context.Context, st *mtrFile, src mtrSnapshot, rep mtrReplica) mtrSide {
 	if *rep.stopped != "" {
-		if rep.died(st) {
+		if rep.died(st, rep.justStopped) {
 			return mtrSide{crashed: *rep.crashed}
 		}
 		return mtrSide{stopped: *rep.stopped}
 	}
 	snap, err := mtrTakeSnapshot(ctx, rep.db)
 	if err != nil {
-		if rep.died(st) {
+		if rep.died(st, true) {
 			*rep.stopped = "its server died"
 			return mtrSide{crashed: *rep.crashed}
 		}
