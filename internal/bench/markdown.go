@@ -189,7 +189,8 @@ func (b *Backlog) writeTable(sb *strings.Builder) {
 	sb.WriteString("\n| configuration | seconds | tps | x native single | x best native | x ceiling | predicted speedup | measured speedup | | CPU ms/txn | lock waits |\n")
 	sb.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n")
 	for _, r := range b.representatives() {
-		label := r.Apply.Label()
+		// A pipe in a label ("mariadb-binlog | mariadb") would end its cell.
+		label := strings.ReplaceAll(r.Apply.Label(), "|", `\|`)
 		if r.IncludesReceive {
 			label += "*"
 		}
@@ -252,8 +253,9 @@ const notes = `
   session waiting in Commit on average (the model caps the speedup at the target's CPU capacity; fsync waits use
   none, and unordered commits overlap them); otherwise, with rounds, the prediction lying between the lowest
   and the highest speedup the rounds measured (each round's run over that round's one-worker run).
-- CPU ms/txn: CPU time of the applying mariadbd plus the paraply process during the run, per transaction (for the
-  ceiling, of the target alone; sysbench's own CPU is not counted). Lock waits: the average number of InnoDB
+- CPU ms/txn: CPU time of the applying mariadbd plus the paraply process during the run, per transaction, and
+  for paraply's runs the two parts in parentheses, server + paraply (for the ceiling, of the target alone;
+  sysbench's own CPU is not counted; for mariadb-binlog | mariadb, the server's and the two clients'). Lock waits: the average number of InnoDB
   transactions waiting for a row lock on the applying server, sampled every 200 ms. results.json has the
   processlist states behind it.
 `
@@ -270,11 +272,20 @@ func spread(r *Measurement) string {
 // cpuPerTxn is the CPU time of the applying mariadbd plus paraply's (or
 // mariadb-binlog's and the client's), per transaction: on a two-core
 // machine, what bounds throughput.
+//
+// Where a paraply process ran, its share is given beside the server's: on
+// a machine whose cores both share, the two add up to what limits the
+// rate, and which of them to cut is what a profile should look at.
 func cpuPerTxn(r *Measurement) string {
 	if r.Transactions <= 0 || r.ServerCPU <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%.2f", 1000*r.cpuSeconds()/float64(r.Transactions))
+	per := func(s float64) float64 { return 1000 * s / float64(r.Transactions) }
+	total := fmt.Sprintf("%.2f", per(r.cpuSeconds()))
+	if r.ParaplyCPU <= 0 {
+		return total
+	}
+	return fmt.Sprintf("%s (%.2f + %.3f)", total, per(r.ServerCPU), per(r.ParaplyCPU))
 }
 
 // lockWaits is the average number of InnoDB transactions waiting for a row

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/paraply/paraply/internal/sandbox"
 )
@@ -72,6 +73,41 @@ func (sn *snapshot) restore(ctx context.Context, s *sandbox.Server, parts ...str
 		if err := sandbox.CopyTree(filepath.Join(sn.dir, part), dst); err != nil {
 			return fmt.Errorf("restoring %s of %s: %w", part, s.Name, err)
 		}
+		if err := repointIndexes(dst); err != nil {
+			return fmt.Errorf("restoring %s of %s: %w", part, s.Name, err)
+		}
 	}
 	return s.Restart(ctx)
+}
+
+// repointIndexes makes the log index files in dir (mariadb-bin.index,
+// relay-bin.index) name their logs in dir. The server writes them with
+// the absolute paths of the server the snapshot was taken from: restored
+// into another server (the initial data, loaded once, serves the durable
+// and the non-durable cluster), they would name the first server's files,
+// gone once its cluster is removed, and the server would not start.
+func repointIndexes(dir string) error {
+	indexes, err := filepath.Glob(filepath.Join(dir, "*.index"))
+	if err != nil {
+		return err
+	}
+	for _, idx := range indexes {
+		b, err := os.ReadFile(idx)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(string(b)) == "" {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		for i, l := range lines {
+			if l != "" {
+				lines[i] = filepath.Join(dir, filepath.Base(l))
+			}
+		}
+		if err := os.WriteFile(idx, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
