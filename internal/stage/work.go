@@ -52,7 +52,8 @@ type Txn struct {
 	// Single says the transaction's statements must commit in a target
 	// transaction of their own, not batched with others: they may write a
 	// table whose rows record their transaction (transaction-precise
-	// system versioning), or what they write cannot be told.
+	// system versioning), what they write cannot be told, or they search
+	// a full-text index, which shows only committed rows.
 	Single bool
 }
 
