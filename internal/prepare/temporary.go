@@ -196,10 +196,13 @@ func readsFullText(q string) bool {
 	return i >= 0 && indexFold(q[i:], "against") >= 0
 }
 
-// indexFold is strings.Index ignoring ASCII case.
+// indexFold is strings.Index ignoring ASCII case, for a lower-case sub.
+// It runs on every statement of a statement-format stream: one pass that
+// compares further only where the first letter matches.
 func indexFold(s, sub string) int {
+	first := sub[0]
 	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
+		if s[i]|0x20 == first && strings.EqualFold(s[i:i+len(sub)], sub) {
 			return i
 		}
 	}
