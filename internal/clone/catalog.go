@@ -9,6 +9,7 @@ import (
 
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/filter"
+	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/verify"
 )
 
@@ -194,5 +195,5 @@ func objectOrder(kind string) int {
 
 // each runs q on db and calls scan for each row.
 func each(ctx context.Context, db *sql.DB, q string, scan func(*sql.Rows) error) error {
-	return eachArgs(ctx, db, q, nil, scan)
+	return schema.EachRow(ctx, db, q, nil, scan)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/filter"
+	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/verify"
 )
 
@@ -54,7 +55,7 @@ var indexName = regexp.MustCompile("KEY `((?:[^`]|``)*)`")
 // during the ALTER may have added them already.
 func (f *finisher) addIndexes(ctx context.Context, t *table, indexes []string) error {
 	have := map[string]bool{}
-	err := eachArgs(ctx, f.tgt, "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+	err := schema.EachRow(ctx, f.tgt, "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
 		[]any{t.dst.Schema, t.dst.Name}, func(r *sql.Rows) error {
 			var n string
 			err := r.Scan(&n)
@@ -116,18 +117,3 @@ func withConns(ctx context.Context, a, b *sql.DB, fn func(a, b *sql.Conn) error)
 
 // discard closes c for good: its session settings must not be reused.
 func discard(c *sql.Conn) { endSession(c) }
-
-// eachArgs runs q with args on db and calls scan for each row.
-func eachArgs(ctx context.Context, db *sql.DB, q string, args []any, scan func(*sql.Rows) error) error {
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}

@@ -131,8 +131,8 @@ func load(ctx context.Context, db *sql.DB, f filter) (*Catalog, error) {
 	return l.c, nil
 }
 
-// query runs q and calls scan for each row.
-func query(ctx context.Context, db *sql.DB, q string, args []any, scan func(*sql.Rows) error) error {
+// EachRow runs q with args on db and calls scan for each row.
+func EachRow(ctx context.Context, db *sql.DB, q string, args []any, scan func(*sql.Rows) error) error {
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
@@ -171,7 +171,7 @@ func (l *loader) loadServer(ctx context.Context, db *sql.DB, _ filter) error {
 
 func (l *loader) loadSchemas(ctx context.Context, db *sql.DB, f filter) error {
 	where, args := f.where("SCHEMA_NAME", "")
-	return query(ctx, db, `SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME
+	return EachRow(ctx, db, `SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME
 		FROM information_schema.SCHEMATA WHERE `+where, args, func(rows *sql.Rows) error {
 		var s Schema
 		if err := rows.Scan(&s.Name, &s.Charset, &s.Collation); err != nil {
@@ -186,7 +186,7 @@ func (l *loader) loadSchemas(ctx context.Context, db *sql.DB, f filter) error {
 
 func (l *loader) loadTables(ctx context.Context, db *sql.DB, f filter) error {
 	where, args := f.where("TABLE_SCHEMA", "TABLE_NAME")
-	return query(ctx, db, `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, TABLE_COLLATION
+	return EachRow(ctx, db, `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, TABLE_COLLATION
 		FROM information_schema.TABLES
 		WHERE TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') AND `+where, args, func(rows *sql.Rows) error {
 		var (
@@ -214,7 +214,7 @@ func (l *loader) loadColumns(ctx context.Context, db *sql.DB, f filter) error {
 	}
 	cols := map[TableName][]row{}
 	where, args := f.where("TABLE_SCHEMA", "TABLE_NAME")
-	err := query(ctx, db, `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE,
+	err := EachRow(ctx, db, `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE,
 			COLUMN_TYPE, CHARACTER_SET_NAME, COLLATION_NAME, IS_NULLABLE, EXTRA, DATETIME_PRECISION
 		FROM information_schema.COLUMNS WHERE `+where, args, func(rows *sql.Rows) error {
 		var (
@@ -272,7 +272,7 @@ func (l *loader) loadKeys(ctx context.Context, db *sql.DB, f filter) error {
 	where, args := f.where("TABLE_SCHEMA", "TABLE_NAME")
 	// No ORDER BY: MariaDB lists keys in the table's key order, which is
 	// the order SHOW CREATE TABLE (and so a dump) shows.
-	return query(ctx, db, `SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, SUB_PART
+	return EachRow(ctx, db, `SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, SUB_PART
 		FROM information_schema.STATISTICS WHERE NON_UNIQUE = 0 AND `+where, args, func(rows *sql.Rows) error {
 		var (
 			name TableName
@@ -309,7 +309,7 @@ func (l *loader) loadPeriods(ctx context.Context, db *sql.DB, f filter) error {
 		return nil // MySQL has no periods, and no TABLE_NAME in CHECK_CONSTRAINTS
 	}
 	where, args := f.where("CONSTRAINT_SCHEMA", "TABLE_NAME")
-	err := query(ctx, db, `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, CHECK_CLAUSE
+	err := EachRow(ctx, db, `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, CHECK_CLAUSE
 		FROM information_schema.CHECK_CONSTRAINTS WHERE `+where, args, func(rows *sql.Rows) error {
 		var (
 			name               TableName
@@ -359,7 +359,7 @@ func (l *loader) withoutOverlaps(t *Table, ix Index) bool {
 // loadTriggers marks the tables that have triggers.
 func (l *loader) loadTriggers(ctx context.Context, db *sql.DB, f filter) error {
 	where, args := f.where("EVENT_OBJECT_SCHEMA", "EVENT_OBJECT_TABLE")
-	return query(ctx, db, `SELECT DISTINCT EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE `+where, args,
+	return EachRow(ctx, db, `SELECT DISTINCT EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE `+where, args,
 		func(rows *sql.Rows) error {
 			var name TableName
 			if err := rows.Scan(&name.Schema, &name.Name); err != nil {
@@ -374,7 +374,7 @@ func (l *loader) loadTriggers(ctx context.Context, db *sql.DB, f filter) error {
 
 func (l *loader) loadFKColumns(ctx context.Context, db *sql.DB, f filter) error {
 	where, args := f.where("TABLE_SCHEMA", "TABLE_NAME")
-	return query(ctx, db, `SELECT TABLE_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, ORDINAL_POSITION,
+	return EachRow(ctx, db, `SELECT TABLE_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, ORDINAL_POSITION,
 			REFERENCED_TABLE_SCHEMA, REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME
 		FROM information_schema.KEY_COLUMN_USAGE
 		WHERE REFERENCED_TABLE_NAME IS NOT NULL AND `+where, args, func(rows *sql.Rows) error {
@@ -403,7 +403,7 @@ func (l *loader) loadFKColumns(ctx context.Context, db *sql.DB, f filter) error 
 // once per row on some servers.
 func (l *loader) loadFKRules(ctx context.Context, db *sql.DB, f filter) error {
 	where, args := f.where("CONSTRAINT_SCHEMA", "TABLE_NAME")
-	return query(ctx, db, `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, UPDATE_RULE, DELETE_RULE
+	return EachRow(ctx, db, `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, UPDATE_RULE, DELETE_RULE
 		FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE `+where, args, func(rows *sql.Rows) error {
 		var (
 			id          fkID
