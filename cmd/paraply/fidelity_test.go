@@ -592,31 +592,63 @@ func (r *fidelityRig) waitNative(t *testing.T, pos string) {
 	var res int
 	if err := r.ndb.QueryRow("SELECT MASTER_GTID_WAIT(?, 120)", pos).Scan(&res); err != nil || res != 0 {
 		var status string
-		rows, _ := r.ndb.Query("SHOW SLAVE STATUS")
-		if rows != nil {
-			cols, _ := rows.Columns()
-			vals := make([]sql.RawBytes, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
+		for c, v := range r.nativeStatus(t) {
+			if strings.Contains(c, "Error") || strings.Contains(c, "Running") {
+				status += fmt.Sprintf("%s=%s ", c, v)
 			}
-			for rows.Next() {
-				if err := rows.Scan(ptrs...); err != nil {
-					status += err.Error() + " "
-				}
-				for i, c := range cols {
-					if strings.Contains(c, "Error") || strings.Contains(c, "Running") {
-						status += fmt.Sprintf("%s=%s ", c, vals[i])
-					}
-				}
-			}
-			if err := rows.Err(); err != nil {
-				status += err.Error()
-			}
-			rows.Close()
 		}
 		t.Fatalf("native replica did not reach %s (%d, %v): %s", pos, res, err, status)
 	}
+}
+
+// nativeError waits until the native replica has applied pos, or its SQL
+// thread stopped, and returns its Last_SQL_Error ("" if it reached pos).
+func (r *fidelityRig) nativeError(t *testing.T, pos string) string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		var res int
+		if err := r.ndb.QueryRow("SELECT MASTER_GTID_WAIT(?, 0.2)", pos).Scan(&res); err == nil && res == 0 {
+			return ""
+		}
+		if st := r.nativeStatus(t); st["Slave_SQL_Running"] == "No" {
+			return st["Last_SQL_Error"]
+		}
+	}
+	t.Fatalf("native replica neither reached %s nor stopped", pos)
+	return ""
+}
+
+// nativeStatus is the native replica's SHOW SLAVE STATUS, by column.
+func (r *fidelityRig) nativeStatus(t *testing.T) map[string]string {
+	t.Helper()
+	rows, err := r.ndb.Query("SHOW SLAVE STATUS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]sql.RawBytes, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	st := map[string]string{}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cols {
+			st[c] = string(vals[i])
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // dumpDatabase renders every table of db on a server, rows sorted, with

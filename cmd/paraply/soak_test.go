@@ -25,7 +25,7 @@ import (
 // soakSettings come from the environment, so that `make soak` runs the same
 // test longer:
 //
-//	PARAPLY_SOAK_FAULTS    faults to inject (default 26: two of each kind)
+//	PARAPLY_SOAK_FAULTS    faults to inject (default 13: one of each kind)
 //	PARAPLY_SOAK_DURATION  stop injecting after this long (default 70s)
 //	PARAPLY_SOAK_SCALE     length of outages and pauses (default 0.5)
 //	PARAPLY_SOAK_SEED      random seed (default: the time)
@@ -39,7 +39,7 @@ type soakSettings struct {
 }
 
 func soakFromEnv(t *testing.T) soakSettings {
-	s := soakSettings{faults: 26, duration: 80 * time.Second, scale: 0.5, seed: uint64(time.Now().UnixNano()), table: os.Getenv("PARAPLY_SOAK_TABLE")}
+	s := soakSettings{faults: 13, duration: 80 * time.Second, scale: 0.5, seed: uint64(time.Now().UnixNano()), table: os.Getenv("PARAPLY_SOAK_TABLE")}
 	var err error
 	if v := os.Getenv("PARAPLY_SOAK_FAULTS"); v != "" {
 		if s.faults, err = strconv.Atoi(v); err != nil {

@@ -130,7 +130,7 @@ func (a *accumulator) ddl(cat *schema.Catalog, t *binlog.Txn) {
 			continue
 		}
 		session := schema.Session{CollationServer: int(st.Session.Server), DefaultUTF8MB4: int(st.Session.DefaultUTF8MB4)}
-		if _, err := cat.ApplyDDLIn(session, st.Schema, st.Query); err != nil && len(a.ddlWarnings) < 100 {
+		if _, err := cat.ApplyDDLIn(session, st.Schema, st.Text()); err != nil && len(a.ddlWarnings) < 100 {
 			a.ddlWarnings = append(a.ddlWarnings, binlog.RedactSecrets(fmt.Sprintf("%s: %v", t.ID(), err)))
 		}
 	}

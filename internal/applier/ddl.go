@@ -70,7 +70,7 @@ func (w *worker) ddlStatement(ctx context.Context, conn *sql.Conn, t *stage.Txn,
 	}
 	// The bracket row only informs whoever reads paraply.ddl: a
 	// statement such as CREATE USER carries a password in clear.
-	if err := w.p.store.BeginDDL(ctx, marker, st.Schema, binlog.RedactSecrets(st.Query), t.DDL.Objects); err != nil {
+	if err := w.p.store.BeginDDL(ctx, marker, st.Schema, binlog.RedactSecrets(st.Text()), t.DDL.Objects); err != nil {
 		if !retryable(err) {
 			// Reading what the DDL changes, before it runs: a CREATE
 			// DATABASE the account may not see.
@@ -81,7 +81,7 @@ func (w *worker) ddlStatement(ctx context.Context, conn *sql.Conn, t *stage.Txn,
 	if err := useSchema(ctx, conn, st.Schema); err != nil {
 		return false, err
 	}
-	q := st.Query
+	q := st.Sent()
 	if r, ok := schema.ReplicaEvent(q); ok {
 		q = r // as a replica keeps it: not run by the target's scheduler
 	}

@@ -43,7 +43,7 @@ func (w *worker) runDDL(ctx context.Context, conn *sql.Conn, t *stage.Txn, st *b
 		if err != nil && retryable(err) {
 			return err
 		}
-		what := fmt.Sprintf("the DDL met error %d on the source and %s on the target: %s", st.ErrorCode, describeError(got), abbreviate(binlog.RedactSecrets(st.Query)))
+		what := fmt.Sprintf("the DDL met error %d on the source and %s on the target: %s", st.ErrorCode, describeError(got), abbreviate(binlog.RedactSecrets(st.Text())))
 		return &stage.ConflictError{GTID: t.GTID, What: what, Err: redactedOrNil(err)}
 	case err == nil:
 		return nil
@@ -62,7 +62,7 @@ func (w *worker) runDDL(ctx context.Context, conn *sql.Conn, t *stage.Txn, st *b
 // t: what happened, the statement, and, for a missing privilege, which
 // one and the GRANT that gives it.
 func ddlConflict(t *stage.Txn, st *binlog.Statement, what string, err error) *stage.ConflictError {
-	what += ": " + abbreviate(binlog.RedactSecrets(st.Query))
+	what += ": " + abbreviate(binlog.RedactSecrets(st.Text()))
 	if hint := privilegeHint(err); hint != "" {
 		what += ": " + hint
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/go-sql-driver/mysql"
@@ -85,6 +86,10 @@ type stmtPacket struct {
 	// of the same session needs no SET (addStatement).
 	last    binlog.QuerySession
 	hasLast bool
+	// txn is the transaction of the work whose statements are being
+	// added: a packet of its setup alone (USE, SET, DROP TEMPORARY TABLE)
+	// that fails is named by it.
+	txn int
 }
 
 // reset empties p's text, keeping what it set on the session.
@@ -244,6 +249,7 @@ func (w *worker) abandonStatements(ctx context.Context, conn *sql.Conn, work *st
 // error), in the order they were logged.
 func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *stage.Work, i int, p *stmtPacket) error {
 	t := work.Txns[i]
+	p.txn = i
 	replay, err := w.replaysRows(ctx, conn, t)
 	if err != nil {
 		return err
@@ -251,7 +257,15 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *stage.
 	for _, n := range t.TempCreated {
 		// A first attempt rolled back keeps the temporary tables it made
 		// (they are not transactional); on the source, none of the name
-		// was there when the statement made it.
+		// was there when the statement made it. The name is UTF-8 (see
+		// binlog.Statement.Text), which an earlier statement's client
+		// character set would misread.
+		if _, set := p.set["@@session.character_set_client"]; set && strings.ContainsFunc(n.Schema+n.Name, func(r rune) bool { return r >= utf8.RuneSelf }) {
+			p.outside("SET NAMES " + w.names + ";\n")
+			delete(p.set, "@@session.character_set_client")
+			delete(p.set, "@@session.collation_connection")
+			p.hasLast = false
+		}
 		p.outside("DROP TEMPORARY TABLE IF EXISTS " + n.String() + "\n;")
 	}
 	next := 0
@@ -333,7 +347,7 @@ func (w *worker) statement(ctx context.Context, conn *sql.Conn, work *stage.Work
 		p.compound = false
 	}
 	if err := w.addStatement(p, i, st); err != nil {
-		return &stage.ConflictError{GTID: work.Txns[i].GTID, What: "cannot give the statement its session's context: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: err}
+		return &stage.ConflictError{GTID: work.Txns[i].GTID, What: "cannot give the statement its session's context: " + abbreviate(binlog.RedactSecrets(st.Text())), Err: err}
 	}
 	if alone || p.text.Len() > w.statementPacketBytes() {
 		return w.flushStatements(ctx, conn, work, p)
@@ -410,9 +424,9 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 	}
 	// A newline ends a comment the statement may end with.
 	if prefixed {
-		p.inside(statementPrefix(ownAssignments(st), p.set["@@session.insert_id"]) + st.Query + "\n;")
+		p.inside(statementPrefix(ownAssignments(st), p.set["@@session.insert_id"]) + st.Sent() + "\n;")
 	} else {
-		p.outside(st.Query + "\n;")
+		p.outside(st.Sent() + "\n;")
 	}
 	p.stmts = append(p.stmts, stmtRef{txn: i, st: st})
 	return nil
@@ -528,8 +542,11 @@ func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *stag
 	switch {
 	case err == nil:
 		return nil
-	case retryable(err) || n == 0:
+	case retryable(err):
 		return err
+	case n == 0:
+		return &stage.ConflictError{GTID: work.Txns[p.txn].GTID, What: "the session's setup for the transaction's statements failed on the target: " +
+			abbreviate(binlog.RedactSecrets(text)), Err: redacted{err}}
 	case n > 1:
 		return fmt.Errorf("%w: %w", errStatementsFailed, redacted{err})
 	}
@@ -537,15 +554,15 @@ func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *stag
 	switch {
 	case st.ErrorCode != 0 && equalReplErrors(st.ErrorCode, mysqlerr.Number(err)):
 		// It failed part way on the source too, and did as much.
-	case mysqlerr.Number(err) == erBadTable && st.ErrorCode == 0 && schema.TemporaryTables(st.Schema, st.Query).Temporary:
+	case mysqlerr.Number(err) == erBadTable && st.ErrorCode == 0 && schema.TemporaryTables(st.Schema, st.Text()).Temporary:
 		// A temporary table this session never had (lost at a restart,
 		// or the source connection's end dropping what it may hold): a
 		// replica steps over it too.
 	case st.ErrorCode != 0:
 		return &stage.ConflictError{GTID: t.GTID, What: fmt.Sprintf("the statement met error %d on the source and %s on the target: %s",
-			st.ErrorCode, describeError(mysqlerr.Number(err)), abbreviate(binlog.RedactSecrets(st.Query))), Err: redacted{err}}
+			st.ErrorCode, describeError(mysqlerr.Number(err)), abbreviate(binlog.RedactSecrets(st.Text()))), Err: redacted{err}}
 	default:
-		return &stage.ConflictError{GTID: t.GTID, What: "statement failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
+		return &stage.ConflictError{GTID: t.GTID, What: "statement failed on the target: " + abbreviate(binlog.RedactSecrets(st.Text())), Err: redacted{err}}
 	}
 	return nil
 }
@@ -577,7 +594,7 @@ func (w *worker) loadData(ctx context.Context, conn *sql.Conn, t *stage.Txn, st 
 	case err != nil && retryable(err):
 		return err
 	case err != nil:
-		return &stage.ConflictError{GTID: t.GTID, What: "statement failed on the target: " + abbreviate(binlog.RedactSecrets(st.Query)), Err: redacted{err}}
+		return &stage.ConflictError{GTID: t.GTID, What: "statement failed on the target: " + abbreviate(binlog.RedactSecrets(st.Text())), Err: redacted{err}}
 	}
 	_, err = conn.ExecContext(ctx, w.restoreSession())
 	return err
@@ -587,7 +604,7 @@ func (w *worker) loadData(ctx context.Context, conn *sql.Conn, t *stage.Txn, st 
 // for a LOAD DATA, with its file from the binlog.
 func (w *worker) execStatement(ctx context.Context, conn *sql.Conn, st *binlog.Statement) error {
 	if st.Load == nil {
-		_, err := conn.ExecContext(ctx, st.Query)
+		_, err := conn.ExecContext(ctx, st.Sent())
 		return err
 	}
 	name := fmt.Sprintf("paraply-load-%d", loadSeq.Add(1))

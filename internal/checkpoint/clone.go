@@ -32,26 +32,26 @@ var cloneDDL = []string{
 		"`started_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)," +
 		"`finished_at` TIMESTAMP(6) NULL DEFAULT NULL) ENGINE=InnoDB",
 	"CREATE TABLE IF NOT EXISTS `paraply`.`clone_tables` (" +
-		"`schema_name` VARCHAR(64) NOT NULL," +
-		"`table_name` VARCHAR(64) NOT NULL," +
+		"`schema_name` " + nameColumn + "," +
+		"`table_name` " + nameColumn + "," +
 		"`state` VARCHAR(16) CHARACTER SET ascii NOT NULL," +
-		"`definition` LONGTEXT NOT NULL," +
+		"`definition` LONGTEXT " + utf8 + " NOT NULL," +
 		"`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)," +
 		"PRIMARY KEY (`schema_name`, `table_name`)) ENGINE=InnoDB",
 	"CREATE TABLE IF NOT EXISTS `paraply`.`clone_segments` (" +
-		"`schema_name` VARCHAR(64) NOT NULL," +
-		"`table_name` VARCHAR(64) NOT NULL," +
+		"`schema_name` " + nameColumn + "," +
+		"`table_name` " + nameColumn + "," +
 		"`segment` INT UNSIGNED NOT NULL," +
-		"`lower_key` MEDIUMTEXT NULL," +
-		"`upper_key` MEDIUMTEXT NULL," +
+		"`lower_key` MEDIUMTEXT " + utf8 + " NULL," +
+		"`upper_key` MEDIUMTEXT " + utf8 + " NULL," +
 		"PRIMARY KEY (`schema_name`, `table_name`, `segment`)) ENGINE=InnoDB",
 	"CREATE TABLE IF NOT EXISTS `paraply`.`clone_chunks` (" +
-		"`schema_name` VARCHAR(64) NOT NULL," +
-		"`table_name` VARCHAR(64) NOT NULL," +
+		"`schema_name` " + nameColumn + "," +
+		"`table_name` " + nameColumn + "," +
 		"`segment` INT UNSIGNED NOT NULL," +
 		"`seq` INT UNSIGNED NOT NULL," +
-		"`lower_key` MEDIUMTEXT NULL," +
-		"`upper_key` MEDIUMTEXT NULL," +
+		"`lower_key` MEDIUMTEXT " + utf8 + " NULL," +
+		"`upper_key` MEDIUMTEXT " + utf8 + " NULL," +
 		"`last` TINYINT(1) NOT NULL," +
 		"`row_count` BIGINT UNSIGNED NOT NULL," +
 		"`bytes` BIGINT UNSIGNED NOT NULL," +

@@ -33,10 +33,21 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/paraply/paraply/internal/schema"
 )
 
 // Schema is the target database paraply keeps its bookkeeping in.
 const Schema = "paraply"
+
+// utf8 is the character set and collation of the columns that hold names
+// of databases and tables, and statements naming them: what the server
+// keeps them in, compared byte for byte as it compares table names.
+// nameColumn is such a name.
+const (
+	utf8       = "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
+	nameColumn = "VARCHAR(64) " + utf8 + " NOT NULL"
+)
 
 var ddlStatements = []string{
 	"CREATE DATABASE IF NOT EXISTS `paraply`",
@@ -53,16 +64,16 @@ var ddlStatements = []string{
 		"`relay_log` VARCHAR(64) CHARACTER SET ascii NULL) ENGINE=InnoDB",
 	"CREATE TABLE IF NOT EXISTS `paraply`.`temporary` (" +
 		"`thread_id` INT UNSIGNED NOT NULL," +
-		"`schema_name` VARCHAR(64) NOT NULL," +
-		"`table_name` VARCHAR(64) NOT NULL," +
+		"`schema_name` " + nameColumn + "," +
+		"`table_name` " + nameColumn + "," +
 		"`gtid` VARCHAR(120) CHARACTER SET ascii NOT NULL," +
 		"PRIMARY KEY (`thread_id`, `schema_name`, `table_name`)) ENGINE=InnoDB",
 	"CREATE TABLE IF NOT EXISTS `paraply`.`ddl` (" +
 		"`gtid` VARCHAR(120) CHARACTER SET ascii NOT NULL PRIMARY KEY," +
-		"`schema_name` VARCHAR(64) NOT NULL," +
-		"`query` LONGTEXT NOT NULL," +
+		"`schema_name` " + nameColumn + "," +
+		"`query` LONGTEXT " + utf8 + " NOT NULL," +
 		"`fingerprint` CHAR(32) CHARACTER SET ascii NOT NULL," +
-		"`objects` MEDIUMTEXT NOT NULL," +
+		"`objects` MEDIUMTEXT " + utf8 + " NOT NULL," +
 		"`started_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) ENGINE=InnoDB",
 	// How far behind the stream was at its last save (see streams.go).
 	"CREATE TABLE IF NOT EXISTS `paraply`.`lag` (" +
@@ -71,8 +82,8 @@ var ddlStatements = []string{
 		"`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)) ENGINE=InnoDB",
 	// The tables the stream applied rows to (see overlap.go).
 	"CREATE TABLE IF NOT EXISTS `paraply`.`tables` (" +
-		"`schema_name` VARCHAR(64) NOT NULL," +
-		"`table_name` VARCHAR(64) NOT NULL," +
+		"`schema_name` " + nameColumn + "," +
+		"`table_name` " + nameColumn + "," +
 		"`first_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)," +
 		"PRIMARY KEY (`schema_name`, `table_name`)) ENGINE=InnoDB",
 }
@@ -201,6 +212,43 @@ func (s *Store) Init(ctx context.Context) error {
 	} {
 		if err := s.addColumn(ctx, conn, c.table, c.column, c.def); err != nil {
 			return err
+		}
+	}
+	return s.utf8Columns(ctx, conn)
+}
+
+// utf8Columns gives the columns that hold names, and statements naming
+// them, the character set and collation ddlStatements declares (utf8mb4,
+// compared byte for byte as the server compares table names) on a target
+// that an older paraply kept. Theirs were the server's defaults: latin1 on
+// a MariaDB that no configuration file changes, which cannot hold a table
+// named in Japanese, or a case-insensitive collation, under which t and T
+// are one table.
+func (s *Store) utf8Columns(ctx context.Context, conn *sql.Conn) error {
+	defs := map[string]string{
+		"temporary.schema_name": nameColumn, "temporary.table_name": nameColumn,
+		"ddl.schema_name": nameColumn, "ddl.query": "LONGTEXT " + utf8 + " NOT NULL", "ddl.objects": "MEDIUMTEXT " + utf8 + " NOT NULL",
+		"tables.schema_name": nameColumn, "tables.table_name": nameColumn,
+	}
+	var stale []string
+	err := schema.EachRow(ctx, conn, "SELECT TABLE_NAME, COLUMN_NAME, COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ?",
+		[]any{s.schema}, func(rows *sql.Rows) error {
+			var table, column string
+			var collation sql.NullString
+			if err := rows.Scan(&table, &column, &collation); err != nil {
+				return err
+			}
+			if def, ok := defs[table+"."+column]; ok && collation.String != "utf8mb4_bin" {
+				stale = append(stale, "ALTER TABLE `paraply`.`"+table+"` MODIFY `"+column+"` "+def)
+			}
+			return nil
+		})
+	if err != nil {
+		return fmt.Errorf("reading the columns of %s's tables: %w", s.schema, err)
+	}
+	for _, q := range stale {
+		if _, err := conn.ExecContext(ctx, s.sql(q)); err != nil {
+			return fmt.Errorf("giving paraply's bookkeeping columns the utf8mb4 character set: %w", err)
 		}
 	}
 	return nil

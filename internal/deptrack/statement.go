@@ -43,7 +43,7 @@ func (x *Extractor) statements(t *binlog.Txn, ws *Writeset) (bool, string) {
 		case st.Kind != binlog.StmtDML || st.Load != nil:
 			return false, ""
 		}
-		w, ok := schema.StatementWrites(st.Schema, st.Query)
+		w, ok := schema.StatementWrites(st.Schema, st.Text())
 		if !ok {
 			return false, ""
 		}

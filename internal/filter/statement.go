@@ -93,7 +93,7 @@ func (f *Filter) subjects(st binlog.Statement, ddl bool) (keep, mixed bool, err 
 	if !f.rules.Filters() {
 		return true, false, nil
 	}
-	s, err := schema.StatementSubjects(st.Schema, st.Query)
+	s, err := schema.StatementSubjects(st.Schema, st.Text())
 	if err != nil {
 		return false, false, err
 	}

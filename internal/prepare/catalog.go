@@ -22,7 +22,7 @@ func (p *Preparer) followDDL(txn *binlog.Txn) (*stage.DDL, error) {
 		if p.SourceSession {
 			session = schema.Session{CollationServer: int(st.Session.Server), DefaultUTF8MB4: int(st.Session.DefaultUTF8MB4)}
 		}
-		ch, err := p.Catalog.ApplyDDLIn(session, st.Schema, st.Query)
+		ch, err := p.Catalog.ApplyDDLIn(session, st.Schema, st.Text())
 		if err != nil {
 			known = false // tables are marked unknown; fingerprint everything
 			p.Logger.Warn("DDL not followed in the schema catalog: the tables it may touch are barriers, and the SQL path uses the binlog's column metadata for them, until paraply restarts and reads them from the target",

@@ -53,7 +53,7 @@ func (tt *temporaries) route(txn *binlog.Txn, it *stage.Txn) error {
 	statements, ddl := false, false
 	for i := range txn.Statements {
 		st := &txn.Statements[i]
-		ch := schema.TemporaryTables(st.Schema, st.Query)
+		ch := schema.TemporaryTables(st.Schema, st.Text())
 		switch {
 		case len(ch.Created) > 0:
 			for _, n := range ch.Created {
@@ -139,14 +139,14 @@ func (tt *temporaries) lostError(it *stage.Txn, id uint32, lost map[schema.Table
 // set anywhere: an ALTER of a temporary table, a CREATE TABLE ... LIKE or
 // ... SELECT that reads one.
 func namesAny(st *binlog.Statement, set map[schema.TableName]bool) bool {
-	return schema.Mentions(st.Schema, st.Query, set)
+	return schema.Mentions(st.Schema, st.Text(), set)
 }
 
 // onlyTemporary reports whether every statement of txn creates or drops
 // a temporary table.
 func onlyTemporary(txn *binlog.Txn) bool {
 	for _, st := range txn.Statements {
-		ch := schema.TemporaryTables(st.Schema, st.Query)
+		ch := schema.TemporaryTables(st.Schema, st.Text())
 		if len(ch.Created) == 0 && !ch.Temporary {
 			return false
 		}
@@ -166,10 +166,10 @@ func single(txn *binlog.Txn, cat *schema.Catalog) bool {
 		if st.Kind != binlog.StmtDML || st.Load != nil {
 			continue
 		}
-		if readsFullText(st.Query) {
+		if readsFullText(st.Text()) {
 			return true
 		}
-		s, err := schema.StatementSubjects(st.Schema, st.Query)
+		s, err := schema.StatementSubjects(st.Schema, st.Text())
 		if err != nil {
 			return true
 		}

@@ -131,8 +131,13 @@ func load(ctx context.Context, db *sql.DB, f filter) (*Catalog, error) {
 	return l.c, nil
 }
 
+// Querier is what EachRow queries: a *sql.DB, *sql.Conn or *sql.Tx.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // EachRow runs q with args on db and calls scan for each row.
-func EachRow(ctx context.Context, db *sql.DB, q string, args []any, scan func(*sql.Rows) error) error {
+func EachRow(ctx context.Context, db Querier, q string, args []any, scan func(*sql.Rows) error) error {
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
