@@ -204,6 +204,16 @@ func fidelityCases(loadFile string) []fidelityCase {
 			"UPDATE t1 SET d = '2005-04-31' WHERE id = 2",
 			"SET sql_mode = DEFAULT",
 		}},
+		// YEAR 0000, which a YEAR(2) column reads as 2000 when given the
+		// number 0 (MariaDB's suite/engines/iuds/insert_year).
+		{name: "year_zero", sql: true, stmts: []string{
+			"CREATE TABLE y2 (c1 YEAR(2) NOT NULL, c2 YEAR(2) NULL, n INT, PRIMARY KEY (c1, c2))",
+			"CREATE TABLE y4 (c1 YEAR(4) NOT NULL, c2 YEAR(4) NULL, n INT, PRIMARY KEY (c1, c2))",
+			// (0000, 0000) beside (2000, 2000): the same key, if 0 is 2000.
+			"INSERT INTO y2 VALUES ('00', '10', 1), (1999, 2000, 2), (2000, 2000, 4)", "INSERT IGNORE INTO y2 VALUES (1900, 2156, 3)",
+			"INSERT INTO y4 VALUES ('00', '10', 1), (0, 2000, 2)", "INSERT IGNORE INTO y4 VALUES (1900, 2156, 3)",
+			"UPDATE y2 SET n = n + 10", "UPDATE y4 SET n = n + 10", "DELETE FROM y2 WHERE n = 12",
+		}},
 		{name: "on_update", sql: true, stmts: []string{
 			"CREATE TABLE t (id INT PRIMARY KEY, n INT, updated_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, " +
 				"u6 DATETIME(6) DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6))",

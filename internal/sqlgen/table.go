@@ -215,7 +215,7 @@ func (t *Table) compactable(def *schema.Table) bool {
 // server exactly when their converted values (see value) are equal here.
 func (c *Column) exactKey() bool {
 	switch c.enc {
-	case encInt, encBit, encEnum, encSet, encBytes, encPadded:
+	case encInt, encYear, encBit, encEnum, encSet, encBytes, encPadded:
 		return true
 	case encText:
 		// Temporal values are decoded to one canonical string per value.

@@ -27,6 +27,7 @@ const (
 	encEnum                        // int64 index
 	encSet                         // int64 bitmask (uint64 if the 64th member is set)
 	encJSON                        // MySQL JSON: string
+	encYear                        // int64 1901..2155, or the string "0000"
 )
 
 // prepare derives how to pass values of the column, whose binary log type
@@ -48,7 +49,7 @@ func (c *Column) prepare(tp byte, meta uint16) error {
 	case mysql.MYSQL_TYPE_LONGLONG:
 		c.enc, c.bits = encInt, 64
 	case mysql.MYSQL_TYPE_YEAR:
-		c.enc = encInt // decoded as int 0 or 1901..2155; never negative
+		c.enc = encYear
 	case mysql.MYSQL_TYPE_FLOAT, mysql.MYSQL_TYPE_DOUBLE:
 		c.enc = encFloat
 	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2, mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2:
@@ -140,9 +141,10 @@ func isName(s string) bool {
 // When v already has the right type it is returned as is (no allocation).
 //
 //	nil                               → nil (NULL)
-//	int8/16/32/64, int (YEAR)         → int64; UNSIGNED and negative (a table map
+//	int8/16/32/64                     → int64; UNSIGNED and negative (a table map
 //	                                    without signedness) → uint64 of the column's width
 //	uint8/16/32                       → int64; uint64 → uint64
+//	YEAR int                          → int64, but 0 → "0000" (YEAR(2) reads 0 as 2000)
 //	float32                           → float64(v), exact, so FLOAT <=> ? compares the stored value
 //	float64                           → float64
 //	BIT int64                         → uint64
@@ -171,6 +173,13 @@ func value(c *Column, v any) (any, error) {
 func convert(c *Column, v any) (any, bool) {
 	switch c.enc {
 	case encInt:
+		return intValue(c, v)
+	case encYear:
+		// Decoded as 0 or 1901..2155. The number 0 is the year 2000 to a
+		// YEAR(2) column; the string "0000" is 0000 to both kinds.
+		if x, ok := intValue(c, v); ok && x == int64(0) {
+			return "0000", true
+		}
 		return intValue(c, v)
 	case encFloat:
 		return floatValue(v)
