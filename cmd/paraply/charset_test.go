@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -55,11 +54,7 @@ func TestClientCharsetNames(t *testing.T) {
 		}
 	}
 	end := r.sourcePos(t)
-	if code, out := runParaply(t, nil, "replicate", "--source", r.src.URL(), "--target", r.tgt.URL(),
-		"--relay-dir", filepath.Join(t.TempDir(), "relay"), "--start-gtid", r.start, "--until-caught-up",
-		"--log-level", "warn", "--http", ""); code != 0 {
-		t.Fatalf("paraply: exit %d\n%s", code, out)
-	}
+	r.catchUp(t)
 	source, ours := dumpDatabase(t, r.sdb, "j"), dumpDatabase(t, r.tdb, "j")
 	if !strings.Contains(source, "ｱｱｱ") || !strings.Contains(source, "ｴｴ") {
 		t.Fatalf("the source's table is not the one made:\n%s", source)

@@ -596,6 +596,18 @@ func (r *fidelityRig) sourcePos(t *testing.T) string {
 	return pos
 }
 
+// catchUp runs paraply from the rig's start until it has caught up with
+// the source, in a relay directory of its own, and fails the test if it
+// does not.
+func (r *fidelityRig) catchUp(t *testing.T) {
+	t.Helper()
+	if code, out := runParaply(t, nil, "replicate", "--source", r.src.URL(), "--target", r.tgt.URL(),
+		"--relay-dir", filepath.Join(t.TempDir(), "relay"), "--start-gtid", r.start, "--until-caught-up",
+		"--log-level", "warn", "--http", ""); code != 0 {
+		t.Fatalf("paraply: exit %d\n%s", code, out)
+	}
+}
+
 // waitNative waits until the native replica has applied pos.
 func (r *fidelityRig) waitNative(t *testing.T, pos string) {
 	t.Helper()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -39,11 +38,7 @@ func TestOnUpdateCurrentTimestampBehind(t *testing.T) {
 	}
 	end := r.sourcePos(t)
 	time.Sleep(2500 * time.Millisecond) // paraply behind by a few seconds
-	if code, out := runParaply(t, nil, "replicate", "--source", r.src.URL(), "--target", r.tgt.URL(),
-		"--relay-dir", filepath.Join(t.TempDir(), "relay"), "--start-gtid", r.start, "--until-caught-up",
-		"--log-level", "warn", "--http", ""); code != 0 {
-		t.Fatalf("paraply: exit %d\n%s", code, out)
-	}
+	r.catchUp(t)
 	r.waitNative(t, end)
 	source, native, ours := dumpDatabase(t, r.sdb, "app"), dumpDatabase(t, r.ndb, "app"), dumpDatabase(t, r.tdb, "app")
 	if native != source {

@@ -192,11 +192,7 @@ func TestTransactionPreciseVersioning(t *testing.T) {
 		"INSERT INTO v.t1 (id, x) VALUES (1, 1), (2, 2)", "UPDATE v.t1 SET x = x + 10", "DELETE FROM v.t1 WHERE id = 2",
 		"BEGIN", "UPDATE v.t1 SET x = 100 WHERE id = 1", "INSERT INTO v.t1 (id, x) VALUES (3, 3)", "COMMIT")
 	end := r.sourcePos(t)
-	if code, out := runParaply(t, nil, "replicate", "--source", r.src.URL(), "--target", r.tgt.URL(),
-		"--relay-dir", filepath.Join(t.TempDir(), "relay"), "--start-gtid", r.start, "--until-caught-up",
-		"--log-level", "warn", "--http", ""); code != 0 {
-		t.Fatalf("paraply: exit %d\n%s", code, out)
-	}
+	r.catchUp(t)
 	r.waitNative(t, end)
 	q := "SELECT id, x, e = 18446744073709551615 AS current FROM v.t1 FOR SYSTEM_TIME ALL"
 	source, native, ours := queryText(t, r.sdb, q), queryText(t, r.ndb, q), queryText(t, r.tdb, q)

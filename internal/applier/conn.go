@@ -61,8 +61,8 @@ func (w *worker) session(ctx context.Context) (*sql.Conn, error) {
 		return nil, err
 	}
 	var version, charset, collation string
-	if err := c.QueryRowContext(ctx, "SELECT @@max_allowed_packet, VERSION(), @@character_set_client, @@collation_connection").
-		Scan(&w.maxPacket, &version, &charset, &collation); err != nil {
+	if err := c.QueryRowContext(ctx, "SELECT @@max_allowed_packet, VERSION(), @@character_set_client, @@collation_connection, CURRENT_USER()").
+		Scan(&w.maxPacket, &version, &charset, &collation, &w.account); err != nil {
 		c.Close()
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func (w *worker) runDDL(ctx context.Context, conn *sql.Conn, t *stage.Txn, st *b
 		what := fmt.Sprintf("the DDL met error %d on the source and %s on the target: %s", st.ErrorCode, describeError(got), abbreviate(binlog.RedactSecrets(st.Text())))
 		return &stage.ConflictError{GTID: t.GTID, What: what, Err: redactedOrNil(err)}
 	case err == nil:
-		return nil
+		return w.roleAdmin(ctx, conn, t, st, q)
 	case idempotentDDLError(q, err) == goneOrThere:
 		w.log.Info("DDL: what it makes is there, or what it drops is gone, as a replica allows", "gtid", t.GTID, "err", redacted{err})
 		return nil

@@ -35,6 +35,8 @@ type worker struct {
 	// set them ("utf8mb4 COLLATE utf8mb4_general_ci"), which a statement
 	// run with the source session's changes (see restoreSession).
 	names string
+	// account is the session's account, user@host (CURRENT_USER()).
+	account string
 }
 
 // run applies each work from in and sends it to done once committed: its

@@ -45,6 +45,11 @@ type QuerySession struct {
 	// ExplicitDefaultsTS is MySQL's explicit_defaults_for_timestamp
 	// (Q_EXPLICIT_DEFAULTS_FOR_TIMESTAMP): 0 not carried, 1 OFF, 2 ON.
 	ExplicitDefaultsTS uint8
+	// InvokerUser and InvokerHost are the account the statement ran as
+	// (Q_INVOKER), carried by statements whose effect names it, such as
+	// CREATE ROLE, whose creator administers the role; "" when not
+	// carried.
+	InvokerUser, InvokerHost string
 }
 
 // The option bits of QuerySession.Flags2 (MariaDB and MySQL log_event.h,
@@ -165,5 +170,9 @@ func (q *QuerySession) set(code byte, v []byte) {
 		q.ExplicitDefaultsTS = 1 + min(v[0], 1)
 	case qDefaultUTF8MB4:
 		q.DefaultUTF8MB4 = le.Uint16(v)
+	case qInvoker: // [length] user [length] host
+		if n := int(v[0]); 1+n < len(v) {
+			q.InvokerUser, q.InvokerHost = string(v[1:1+n]), string(v[2+n:])
+		}
 	}
 }
