@@ -17,7 +17,7 @@ func TestParseQuerySession(t *testing.T) {
 	}
 	mode := uint64(0x0807060504030201)
 	want := QuerySession{Client: 33, Connection: 224, Server: 255, DefaultUTF8MB4: 45, SQLMode: mode, HasSQLMode: true,
-		HasFlags2: true, TimeZone: "UTC"}
+		HasFlags2: true, TimeZone: "UTC", InvokerUser: "root", InvokerHost: "%"}
 	if got := parseQuerySession(status); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
