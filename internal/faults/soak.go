@@ -155,6 +155,12 @@ func (s *Soak) Run(ctx context.Context) ([]Result, error) {
 	var lost, doubled int64 // cumulative, from the last check
 	begin := time.Now()
 	var round []Kind
+	// paraply must be running, caught up with the load, before the first
+	// fault: one that stalls the target as paraply starts would hold it
+	// in its start, and the relay log it waits on would not fill.
+	if _, err := s.recover(ctx, o.RecoverTimeout); err != nil {
+		return nil, fmt.Errorf("before the first fault: paraply did not catch up: %w\n--- paraply output (end) ---\n%s", err, lastLines(s.Paraply.Logs(), 60))
+	}
 	for i := 0; i < o.Faults && (o.Duration <= 0 || time.Since(begin) < o.Duration); i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
