@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/paraply/paraply/internal/sandbox"
-	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // TestClientCharsetNames: under SET NAMES sjis, a statement-format
@@ -21,13 +20,7 @@ import (
 // temporary table (Error 1300: Invalid utf8mb4 character string).
 func TestClientCharsetNames(t *testing.T) {
 	ctx := context.Background()
-	ev := []string{"--event-scheduler=OFF"}
-	r := &fidelityRig{
-		src:    sandboxtest.ForTest(t, sandbox.Options{Name: "sjsrc", Binlog: true, ExtraArgs: append(ev, "--binlog-format=MIXED")}),
-		native: sandboxtest.ForTest(t, sandbox.Options{Name: "sjnat", ServerID: 2, ExtraArgs: ev}),
-		tgt:    sandboxtest.ForTest(t, sandbox.Options{Name: "sjtgt", ServerID: 3, ExtraArgs: ev}),
-	}
-	r.open(t)
+	r := newQuietRig(t, "sj", sandbox.Options{ExtraArgs: []string{"--binlog-format=MIXED"}})
 	conn, err := r.sdb.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)

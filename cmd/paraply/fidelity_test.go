@@ -596,6 +596,38 @@ func (r *fidelityRig) sourcePos(t *testing.T) string {
 	return pos
 }
 
+// newQuietRig is a fidelity rig whose servers run no event scheduler, with
+// the source as src describes it beyond its name and binlog (its
+// binlog_format, durability, options); name prefixes the servers' names.
+func newQuietRig(t *testing.T, name string, src sandbox.Options) *fidelityRig {
+	t.Helper()
+	off := "--event-scheduler=OFF"
+	src.Name, src.Binlog, src.ExtraArgs = name+"src", true, append([]string{off}, src.ExtraArgs...)
+	r := &fidelityRig{
+		src:    sandboxtest.ForTest(t, src),
+		native: sandboxtest.ForTest(t, sandbox.Options{Name: name + "nat", ServerID: 2, ExtraArgs: []string{off}}),
+		tgt:    sandboxtest.ForTest(t, sandbox.Options{Name: name + "tgt", ServerID: 3, ExtraArgs: []string{off}}),
+	}
+	r.open(t)
+	return r
+}
+
+// catchUpAndQuery brings paraply (catchUp) and MariaDB's replica up to
+// the source's position and returns q's result on the source, the native
+// replica and paraply's target. A native replica that differs from the
+// source fails the test: it is the reference.
+func (r *fidelityRig) catchUpAndQuery(t *testing.T, q string) (source, native, ours string) {
+	t.Helper()
+	end := r.sourcePos(t)
+	r.catchUp(t)
+	r.waitNative(t, end)
+	source, native, ours = queryText(t, r.sdb, q), queryText(t, r.ndb, q), queryText(t, r.tdb, q)
+	if native != source {
+		t.Fatalf("MariaDB's replica differs from the source\nsource:\n%s\nnative:\n%s", source, native)
+	}
+	return source, native, ours
+}
+
 // catchUp runs paraply from the rig's start until it has caught up with
 // the source, in a relay directory of its own, and fails the test if it
 // does not.

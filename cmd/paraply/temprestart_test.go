@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/paraply/paraply/internal/sandbox"
-	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
 // TestSourceRestartDropsTemporaryTables: a source that crashes loses its
@@ -21,15 +20,9 @@ import (
 // the CREATE TEMPORARY TABLE stopped replication with "already exists".)
 func TestSourceRestartDropsTemporaryTables(t *testing.T) {
 	ctx := context.Background()
-	ev := []string{"--event-scheduler=OFF"}
-	r := &fidelityRig{
-		// Durable: what paraply received before the crash stays in the
-		// source's binlog.
-		src:    sandboxtest.ForTest(t, sandbox.Options{Name: "trsrc", Binlog: true, Durable: true, ExtraArgs: append(ev, "--binlog-format=STATEMENT")}),
-		native: sandboxtest.ForTest(t, sandbox.Options{Name: "trnat", ServerID: 2, ExtraArgs: ev}),
-		tgt:    sandboxtest.ForTest(t, sandbox.Options{Name: "trtgt", ServerID: 3, ExtraArgs: ev}),
-	}
-	r.open(t)
+	// Durable: what paraply received before the crash stays in the
+	// source's binlog.
+	r := newQuietRig(t, "tr", sandbox.Options{Durable: true, ExtraArgs: []string{"--binlog-format=STATEMENT"}})
 	// The native replica reconnects within a second, not the default 60.
 	execAll(t, r.ndb, "STOP SLAVE", "CHANGE MASTER TO MASTER_CONNECT_RETRY = 1", "START SLAVE")
 	rep := startParaply(t, "replicate", "--source", r.src.URL(), "--target", r.tgt.URL(), "--workers", "4",
