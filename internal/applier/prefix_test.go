@@ -47,3 +47,31 @@ func TestStatementPrefix(t *testing.T) {
 		t.Errorf("nothing to set: got %q", got)
 	}
 }
+
+// TestOnSession: the clock and the connection id go on the session only
+// when they differ from what it holds; a forced insert_id always goes in
+// front of its statement.
+func TestOnSession(t *testing.T) {
+	set := map[string]string{}
+	own := []assignment{{"@@session.timestamp", "1.5e+09"}, {"@@session.insert_id", "0"}, {"@@session.pseudo_thread_id", "7"}}
+	changed, prefix := onSession(own, set)
+	if got, want := setStatement(changed), "SET @@session.timestamp = 1.5e+09, @@session.pseudo_thread_id = 7"; got != want {
+		t.Errorf("first statement: got %q, want %q", got, want)
+	}
+	if len(prefix) != 1 || prefix[0].name != "@@session.insert_id" {
+		t.Errorf("first statement: prefix %v, want the insert_id alone", prefix)
+	}
+	if changed, _ := onSession(own, set); len(changed) != 0 {
+		t.Errorf("same clock and connection: got %v, want nothing to set", changed)
+	}
+	own[2].value = "8"
+	if got, want := setStatement(first(onSession(own, set))), "SET @@session.pseudo_thread_id = 8"; got != want {
+		t.Errorf("another connection: got %q, want %q", got, want)
+	}
+	if set["@@session.pseudo_thread_id"] != "8" || set["@@session.timestamp"] != "1.5e+09" {
+		t.Errorf("the session's record: %v", set)
+	}
+}
+
+// first is the first of two results.
+func first[T, U any](a T, _ U) T { return a }

@@ -41,11 +41,12 @@ import (
 //     auto-increment; statementSession) go as a SET of those that differ
 //     from what the work's earlier statements set, which for one stream
 //     is almost always none after the first;
-//   - what changes with every statement (its clock, its connection id,
-//     a forced insert_id) rides on the statement itself, as
-//     SET STATEMENT timestamp=..., pseudo_thread_id=... FOR <statement>,
-//     which the server applies for that statement alone: no statement of
-//     its own, no answer of its own (statementPrefix);
+//   - what may change with every statement: its clock and its connection
+//     id go in a SET inside the compound statement when they differ from
+//     the statement's before, which in one source transaction they rarely
+//     do (onSession); a forced insert_id rides on the statement itself,
+//     as SET STATEMENT insert_id=... FOR <statement>, which the server
+//     applies for that statement alone (statementPrefix);
 //   - USE when the database changes, and the user variables a statement
 //     reads;
 //   - the statement as logged: its bytes are in the source session's
@@ -380,8 +381,8 @@ func (w *worker) statementPacketBytes() int {
 
 // addStatement adds statement st of the i-th transaction to p: its
 // database, the session settings its context changes, its user variables,
-// then its text, with what changes with every statement in front of it
-// (statementPrefix).
+// then its text, with its clock and connection id (onSession) and a
+// forced insert_id (statementPrefix).
 func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error {
 	if st.Schema != "" && st.Schema != p.db {
 		p.outside("USE " + schema.QuoteIdent(st.Schema) + ";\n")
@@ -424,7 +425,11 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 	}
 	// A newline ends a comment the statement may end with.
 	if prefixed {
-		p.inside(statementPrefix(ownAssignments(st), p.set["@@session.insert_id"]) + st.Sent() + "\n;")
+		set, prefix := onSession(ownAssignments(st), p.set)
+		if len(set) > 0 {
+			p.inside(setStatement(set) + ";\n")
+		}
+		p.inside(statementPrefix(prefix, p.set["@@session.insert_id"]) + st.Sent() + "\n;")
 	} else {
 		p.outside(st.Sent() + "\n;")
 	}
@@ -444,6 +449,30 @@ func ownAssignments(st *binlog.Statement) []assignment {
 		as = append(as, assignment{"@@session.pseudo_thread_id", literal(st.ThreadID)})
 	}
 	return as
+}
+
+// onSession splits own, the variables of perStatement that a statement's
+// context sets, into those to SET on the session before it, which
+// records them in set, and those to set for the statement alone
+// (statementPrefix). The clock and the connection id go on the session
+// when they differ from what set says it holds: consecutive statements
+// mostly share them (one source transaction, one second), and SET
+// STATEMENT ... FOR on every statement cost the target 13% of its CPU on
+// a write_only stream, where a SET that changes them now and then costs
+// little (docs/benchmark.md, "A MIXED source"). A forced insert_id stays
+// in front of its statement: on the session, a later statement that
+// inserts would take it.
+func onSession(own []assignment, set map[string]string) (changed, prefix []assignment) {
+	for _, a := range own {
+		switch {
+		case a.name == "@@session.insert_id":
+			prefix = append(prefix, a)
+		case set[a.name] != a.value:
+			changed = append(changed, a)
+			set[a.name] = a.value
+		}
+	}
+	return changed, prefix
 }
 
 // perStatement names the session variables that a statement's context
