@@ -11,14 +11,14 @@ import (
 	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
 )
 
-// TestLargeTransaction: one source transaction of 300,000 rows, whose
-// statements (about 50 MB) are several times the target's
+// TestLargeTransaction: one source transaction of 120,000 rows, whose
+// statements (about 20 MB) are several times the target's
 // max_allowed_packet, is applied as one target transaction sent in
 // several packets, and the target ends equal to the source.
 func TestLargeTransaction(t *testing.T) {
 	p := pair{
 		src: sandboxtest.ForTest(t, sandbox.Options{Name: "lsrc", Binlog: true}),
-		tgt: sandboxtest.ForTest(t, sandbox.Options{Name: "ltgt", ServerID: 2, ExtraArgs: []string{"--max-allowed-packet=8M"}}),
+		tgt: sandboxtest.ForTest(t, sandbox.Options{Name: "ltgt", ServerID: 2, ExtraArgs: []string{"--max-allowed-packet=4M"}}),
 	}
 	ctx := context.Background()
 	if err := p.src.Exec(ctx, "CREATE DATABASE warmup"); err != nil {
@@ -26,12 +26,12 @@ func TestLargeTransaction(t *testing.T) {
 	}
 	c := p.config(t, deptrack.WritesetMode, 4)
 	c.StartGTID = p.position(t)
-	const rows, pad = 300000, 150
+	const rows, pad = 120000, 150
 	if err := p.src.Exec(ctx, "CREATE DATABASE w_large",
 		"CREATE TABLE w_large.t (id INT PRIMARY KEY, pad VARCHAR(200))",
 		"CREATE TABLE w_large.k (id INT, pad VARCHAR(200))", // keyless, in the same transaction
 		"BEGIN",
-		"INSERT INTO w_large.t SELECT seq, REPEAT('p', 150) FROM w_large.seq_1_to_300000",
+		"INSERT INTO w_large.t SELECT seq, REPEAT('p', 150) FROM w_large.seq_1_to_120000",
 		"INSERT INTO w_large.k SELECT seq, REPEAT('k', 150) FROM w_large.seq_1_to_20000",
 		"COMMIT",
 		"UPDATE w_large.t SET pad = REPEAT('q', 150) WHERE id % 2 = 0",
@@ -61,14 +61,14 @@ func TestLargeTransaction(t *testing.T) {
 	// native replica's does: its event in two fragments (the binlog path
 	// takes large transactions), each within the packet.
 	if err := p.src.Exec(ctx, "CREATE TABLE w_large.b (id INT PRIMARY KEY, v MEDIUMBLOB)",
-		"INSERT INTO w_large.b VALUES (1, REPEAT('b', 10485760))"); err != nil {
+		"INSERT INTO w_large.b VALUES (1, REPEAT('b', 5242880))"); err != nil {
 		t.Fatal(err)
 	}
 	run(t, c)
 	p.equal(t)
 	// One too large for two fragments of a packet cannot be sent:
 	// replication stops and says so, naming the GTID.
-	if err := p.src.Exec(ctx, "INSERT INTO w_large.b VALUES (2, REPEAT('b', 14680064))"); err != nil {
+	if err := p.src.Exec(ctx, "INSERT INTO w_large.b VALUES (2, REPEAT('b', 10485760))"); err != nil {
 		t.Fatal(err)
 	}
 	gtid := p.position(t)
