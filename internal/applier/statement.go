@@ -396,7 +396,7 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 	prefixed := prefixable(st.Query)
 	c := &st.Context
 	same := st.Session
-	same.Microseconds = 0 // the clock's: the prefix sets it
+	same.Microseconds = 0 // the clock's: onSession sets it
 	if !prefixed || !p.hasLast || same != p.last || c.HasLastInsertID || c.HasRand {
 		// The settings the session lacks: none for a statement of the
 		// session of the one before, the common case, which skips

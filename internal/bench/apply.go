@@ -63,6 +63,7 @@ var (
 //	ceiling-32                        ... with 32 clients
 //	mariadb-binlog                    mariadb-binlog FILES | mariadb (point-in-time recovery)
 //	apply-16                          paraply apply --workers 16 FILES
+//	apply-auto                        paraply apply FILES: its defaults (--workers auto)
 //	paraply-auto-writeset@b           a paraply or apply configuration run with the second
 //	                                  binary (Config.ParaplyB), to compare two builds
 type Apply struct {
@@ -136,7 +137,7 @@ func (a Apply) Name() string {
 		}
 		return fmt.Sprintf("ceiling-%d", a.Threads)
 	case ParaplyApply:
-		return fmt.Sprintf("apply-%d", a.Threads)
+		return "apply-" + a.workers()
 	}
 	return string(a.Kind)
 }
@@ -179,7 +180,7 @@ func (a Apply) Label() string {
 	case MariadbBinlog:
 		return "mariadb-binlog | mariadb"
 	case ParaplyApply:
-		return fmt.Sprintf("paraply apply %d", a.Threads)
+		return "paraply apply " + a.workers()
 	}
 	return string(a.Kind)
 }
@@ -211,9 +212,12 @@ func ParseApply(name string) (Apply, error) {
 	kind, rest, _ := strings.Cut(name, "-")
 	switch Kind(kind) {
 	case ParaplyApply:
+		if rest == "auto" {
+			return Apply{Kind: ParaplyApply}, nil
+		}
 		n, err := strconv.Atoi(rest)
 		if err != nil || n < 1 {
-			return bad("want apply-<workers>")
+			return bad("want apply-<workers> or apply-auto")
 		}
 		return Apply{Kind: ParaplyApply, Threads: n}, nil
 	case Ceiling:

@@ -39,6 +39,7 @@ func TestApplyNamesRoundTrip(t *testing.T) {
 		"ceiling-32":                           {Kind: Ceiling, Threads: 32},
 		"mariadb-binlog":                       {Kind: MariadbBinlog},
 		"apply-16":                             {Kind: ParaplyApply, Threads: 16},
+		"apply-auto":                           {Kind: ParaplyApply},
 		"paraply-auto-writeset@b":              {Kind: Paraply, Mode: "writeset", Batch: DefaultBatch, B: true},
 		"paraply-8-writeset-unordered@b":       {Kind: Paraply, Threads: 8, Mode: "writeset", Batch: DefaultBatch, Unordered: true, B: true},
 		"apply-16@b":                           {Kind: ParaplyApply, Threads: 16, B: true},

@@ -158,7 +158,7 @@ func secondsTPS(r *Measurement) string {
 	}
 	label := ""
 	if r.Apply.Kind == ParaplyApply {
-		label = fmt.Sprintf("%d workers: ", r.Apply.Threads)
+		label = r.Apply.workers() + " workers: "
 	}
 	return fmt.Sprintf("%s%.1f s (%s tps)", label, r.Seconds, tps(r.TPS))
 }

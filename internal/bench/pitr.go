@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"time"
 )
 
@@ -73,7 +72,7 @@ func (c *cluster) runApply(ctx context.Context, a Apply, b *Backlog, run *Measur
 	args := append([]string{
 		"apply",
 		"--target", c.target.URL(),
-		"--workers", strconv.Itoa(a.Threads),
+		"--workers", a.workers(),
 		"--start-gtid", b.Before,
 		"--spool-dir", c.work,
 		"--log-level", "warn",
