@@ -457,7 +457,7 @@ func ownAssignments(st *binlog.Statement) []assignment {
 // (statementPrefix). The clock and the connection id go on the session
 // when they differ from what set says it holds: consecutive statements
 // mostly share them (one source transaction, one second), and SET
-// STATEMENT ... FOR on every statement cost the target 13% of its CPU on
+// STATEMENT ... FOR on every statement cost the target 10-13% of its CPU on
 // a write_only stream, where a SET that changes them now and then costs
 // little (docs/benchmark.md, "A MIXED source"). A forced insert_id stays
 // in front of its statement: on the session, a later statement that
@@ -477,7 +477,8 @@ func onSession(own []assignment, set map[string]string) (changed, prefix []assig
 
 // perStatement names the session variables that a statement's context
 // sets anew for every statement, by the name SET STATEMENT gives them:
-// those statementPrefix sets for the statement alone.
+// those a DML statement takes from onSession and statementPrefix rather
+// than from the SET of its session's settings.
 var perStatement = map[string]string{
 	"@@session.timestamp":        "timestamp",
 	"@@session.pseudo_thread_id": "pseudo_thread_id",
