@@ -159,7 +159,7 @@ func (s *Soak) Run(ctx context.Context) ([]Result, error) {
 	// fault: one that stalls the target as paraply starts would hold it
 	// in its start, and the relay log it waits on would not fill.
 	if _, err := s.recover(ctx, o.RecoverTimeout); err != nil {
-		return nil, fmt.Errorf("before the first fault: paraply did not catch up: %w\n--- paraply output (end) ---\n%s", err, lastLines(s.Paraply.Logs(), 60))
+		return nil, s.withLogs("before the first fault: paraply did not catch up", err)
 	}
 	for i := 0; i < o.Faults && (o.Duration <= 0 || time.Since(begin) < o.Duration); i++ {
 		if err := ctx.Err(); err != nil {
@@ -181,7 +181,7 @@ func (s *Soak) Run(ctx context.Context) ([]Result, error) {
 		r.Injected++
 		took, err := s.recover(ctx, o.RecoverTimeout)
 		if err != nil {
-			return nil, fmt.Errorf("fault %d (%s): paraply did not recover: %w\n--- paraply output (end) ---\n%s", i+1, k, err, lastLines(s.Paraply.Logs(), 60))
+			return nil, s.withLogs(fmt.Sprintf("fault %d (%s): paraply did not recover", i+1, k), err)
 		}
 		r.Recovered++
 		r.Slowest = max(r.Slowest, took.check)
@@ -461,4 +461,9 @@ func WriteTable(w io.Writer, results []Result) error {
 	fmt.Fprintf(&b, "| **all** | | **%d** | **%d** | **%d** | **%d** | %.1f s |\n", tot.Injected, tot.Recovered, tot.Lost, tot.Doubled, tot.Slowest.Seconds())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// withLogs is err, after what went wrong, with the end of paraply's output.
+func (s *Soak) withLogs(what string, err error) error {
+	return fmt.Errorf("%s: %w\n--- paraply output (end) ---\n%s", what, err, lastLines(s.Paraply.Logs(), 60))
 }
