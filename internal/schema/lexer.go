@@ -55,8 +55,15 @@ func newSplitterSize(r io.Reader, split bool, size int) *splitter {
 }
 
 // cleanQuery returns one query with comments removed and versioned comments
-// opened, and without a trailing semicolon.
+// opened, and without a trailing semicolon. It reads q in one pass without
+// the splitter (appendCleaned): the splitter's byte-at-a-time copy and
+// offsets were a third of what analyze spent on a binlog of bulk INSERTs.
+// The splitter reads the few queries whose ends trimCleaned cannot trim
+// as it does (a non-ASCII byte there).
 func cleanQuery(q string) string {
+	if text, ok := trimCleaned(appendCleaned(make([]byte, 0, len(q)), q)); ok {
+		return string(text)
+	}
 	text, _ := cleanQueryMapped(q)
 	return text
 }

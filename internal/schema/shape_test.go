@@ -271,11 +271,14 @@ func checkShapeRead(t *testing.T, c *shapeCache, currentSchema, query string) {
 	checkCleaned(t, query)
 }
 
-// checkCleaned fails unless the shape scan cleans query as cleanQuery
-// does.
+// checkCleaned fails unless the shape scan and cleanQuery clean query as
+// the splitter does.
 func checkCleaned(t *testing.T, query string) {
 	t.Helper()
-	want := cleanQuery(query)
+	want, _ := cleanQueryMapped(query)
+	if got := cleanQuery(query); got != want {
+		t.Fatalf("%q: cleanQuery %q, the splitter %q", query, got, want)
+	}
 	raw := appendCleaned(nil, query)
 	if got := strings.TrimRight(strings.TrimSpace(string(raw)), "; \t\r\n"); got != want {
 		t.Fatalf("%q cleaned: %q, cleanQuery: %q", query, got, want)
