@@ -519,7 +519,7 @@ func QueryText(ev Event, fm *Format) (string, error) {
 // followed by the end, a space or a semicolon.
 func isKeyword(q, w string) bool {
 	q = trimLeadingComments(q)
-	if len(q) < len(w) || !bytes.EqualFold([]byte(q[:len(w)]), []byte(w)) {
+	if len(q) < len(w) || !strings.EqualFold(q[:len(w)], w) {
 		return false
 	}
 	if len(q) == len(w) {
@@ -568,7 +568,7 @@ func trimLeadingComments(q string) string {
 		}
 		q = q[i:]
 		if len(q) >= 2 && q[0] == '/' && q[1] == '*' && !(len(q) > 2 && q[2] == '!') {
-			end := bytes.Index([]byte(q[2:]), []byte("*/"))
+			end := strings.Index(q[2:], "*/")
 			if end < 0 {
 				return q
 			}
