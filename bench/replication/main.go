@@ -41,6 +41,7 @@ func run() int {
 	flag.StringVar(&configs, "configs", "", "configurations, comma-separated (see -list)")
 	flag.StringVar(&durability, "durability", "", "durable, nondurable or both (default both; quick: durable)")
 	events := flag.Int("events", 0, "K: transactions per backlog (default 40000; quick: 5000)")
+	eventsFor := flag.String("events-for", "", "K of some workloads instead of -events, comma-separated workload=K (e.g. update_index=60000,hot_rows=60000: runs of the workloads applied fastest last as long as the others')")
 	tables := flag.Int("tables", 0, "sysbench tables (default 8)")
 	tableSize := flag.Int("table-size", 0, "rows per table (default 100000; quick: 10000)")
 	out := flag.String("out", "", "output directory (default bench/results/DATE, or DATE-quick)")
@@ -110,6 +111,14 @@ func run() int {
 	}
 	if *events > 0 {
 		cfg.Events = *events
+	}
+	if *eventsFor != "" {
+		m, err := bench.ParseEventsFor(*eventsFor)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -events-for:", err)
+			return 2
+		}
+		cfg.EventsFor = m
 	}
 	if *tables > 0 {
 		cfg.Tables = *tables

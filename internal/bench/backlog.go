@@ -23,7 +23,7 @@ import (
 func (c *cluster) buildBacklog(ctx context.Context, w Workload, clients int) (*Backlog, error) {
 	b := &Backlog{
 		Workload: w.Name, Script: w.Script, Args: w.Args, Clients: clients,
-		Durable: c.durable, Events: c.cfg.Events,
+		Durable: c.durable, Events: c.cfg.EventsOf(w.Name),
 	}
 	if err := c.sourceSnap.restore(ctx, c.source); err != nil {
 		return b, err
@@ -37,7 +37,7 @@ func (c *cluster) buildBacklog(ctx context.Context, w Workload, clients int) (*B
 		return b, err
 	}
 	runCtx, cancel := context.WithTimeout(ctx, c.cfg.RunTimeout)
-	r, err := sysbenchRun(runCtx, c.source, w, c.cfg.Tables, c.cfg.TableSize, clients, c.cfg.Events)
+	r, err := sysbenchRun(runCtx, c.source, w, c.cfg.Tables, c.cfg.TableSize, clients, b.Events)
 	cancel()
 	if err != nil {
 		return b, err

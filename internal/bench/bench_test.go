@@ -81,6 +81,27 @@ func TestConfigs(t *testing.T) {
 	if err != nil || len(ds) != 2 || !ds[0] || ds[1] {
 		t.Errorf("ParseDurability(both) = %v, %v; want durable first", ds, err)
 	}
+	cfg := Default()
+	cfg.OutDir = "out"
+	if cfg.EventsFor, err = ParseEventsFor("update_index=60000,hot_rows=50000"); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.EventsOf("update_index") != 60000 || cfg.EventsOf("hot_rows") != 50000 || cfg.EventsOf("write_only") != cfg.Events {
+		t.Errorf("EventsOf with %v: update_index %d, hot_rows %d, write_only %d", cfg.EventsFor,
+			cfg.EventsOf("update_index"), cfg.EventsOf("hot_rows"), cfg.EventsOf("write_only"))
+	}
+	if got := eventsFor(cfg.EventsFor); got != " (but hot_rows 50000, update_index 60000)" {
+		t.Errorf("eventsFor = %q", got)
+	}
+	for _, bad := range []string{"update_index", "oltp_delete=5", "hot_rows=many"} {
+		if _, err := ParseEventsFor(bad); err == nil {
+			t.Errorf("ParseEventsFor(%q) accepted", bad)
+		}
+	}
+	cfg.EventsFor["write_only"] = 0
+	if cfg.Validate() == nil {
+		t.Error("a workload's K of 0 accepted")
+	}
 }
 
 func TestPosition(t *testing.T) {

@@ -45,6 +45,10 @@ type Config struct {
 	// Events is K, the sysbench events (transactions) of each backlog; the
 	// ceiling runs the same number.
 	Events int
+	// EventsFor overrides Events for the workloads it names: a workload
+	// paraply applies at 10,000 tps needs a longer backlog than one it
+	// applies at 4,000 for its runs to last as long (see EventsOf).
+	EventsFor map[string]int
 	// Tables and TableSize size the sysbench data set.
 	Tables, TableSize int
 	// Durable lists the target settings to measure, in order: true is
@@ -174,6 +178,11 @@ func Quick() Config {
 
 // Validate reports the first problem with c.
 func (c Config) Validate() error {
+	for name, n := range c.EventsFor {
+		if n < 1 {
+			return fmt.Errorf("events for %s must be at least 1", name)
+		}
+	}
 	switch {
 	case len(c.Workloads) == 0:
 		return errors.New("no workload selected")
@@ -212,6 +221,34 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// EventsOf is K for backlogs of workload: EventsFor's, else Events.
+func (c Config) EventsOf(workload string) int {
+	if n, ok := c.EventsFor[workload]; ok {
+		return n
+	}
+	return c.Events
+}
+
+// ParseEventsFor parses a comma-separated list of workload=K.
+func ParseEventsFor(s string) (map[string]int, error) {
+	m := map[string]int{}
+	for _, f := range splitList(s) {
+		name, k, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: want workload=K", f)
+		}
+		if _, err := ParseWorkloads(name); err != nil {
+			return nil, err
+		}
+		n, err := strconv.Atoi(k)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %q is not a number", f, k)
+		}
+		m[name] = n
+	}
+	return m, nil
 }
 
 // ParseWorkloads parses a comma-separated list of workload names.

@@ -53,18 +53,20 @@ type Header struct {
 	LoadRunMin float64    `json:"load_run_min"`
 	LoadRunMax float64    `json:"load_run_max"`
 
-	Tables       int      `json:"tables"`
-	TableSize    int      `json:"table_size"`
-	Events       int      `json:"events"`
-	Clients      []int    `json:"clients"`
-	Workloads    []string `json:"workloads"`
-	Configs      []string `json:"configs"`
-	Durability   []string `json:"durability"`
-	BufferPoolMB int      `json:"buffer_pool_mb"`
-	BinlogFormat string   `json:"binlog_format,omitempty"` // the source's; "" is ROW
-	RunTimeout   string   `json:"run_timeout"`
-	Verify       string   `json:"verify"`
-	Warm         bool     `json:"warm"`
+	Tables    int `json:"tables"`
+	TableSize int `json:"table_size"`
+	Events    int `json:"events"`
+	// EventsFor is Config.EventsFor: K of the workloads it names.
+	EventsFor    map[string]int `json:"events_for,omitempty"`
+	Clients      []int          `json:"clients"`
+	Workloads    []string       `json:"workloads"`
+	Configs      []string       `json:"configs"`
+	Durability   []string       `json:"durability"`
+	BufferPoolMB int            `json:"buffer_pool_mb"`
+	BinlogFormat string         `json:"binlog_format,omitempty"` // the source's; "" is ROW
+	RunTimeout   string         `json:"run_timeout"`
+	Verify       string         `json:"verify"`
+	Warm         bool           `json:"warm"`
 }
 
 func newHeader(ctx context.Context, cfg Config) Header {
@@ -77,7 +79,7 @@ func newHeader(ctx context.Context, cfg Config) Header {
 		CPUs: runtime.NumCPU(), CPUModel: cpuModel(), MemoryMB: memoryMB(),
 		Kernel:    strings.TrimSpace(readFile("/proc/sys/kernel/osrelease")),
 		LoadStart: loadAverage(),
-		Tables:    cfg.Tables, TableSize: cfg.TableSize, Events: cfg.Events, Clients: cfg.Clients,
+		Tables:    cfg.Tables, TableSize: cfg.TableSize, Events: cfg.Events, EventsFor: cfg.EventsFor, Clients: cfg.Clients,
 		BufferPoolMB: cfg.BufferPoolMB, BinlogFormat: cfg.BinlogFormat, RunTimeout: cfg.RunTimeout.String(), Verify: cfg.Verify, Warm: cfg.Warm,
 	}
 	if h.MariaDB == "" {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -53,8 +54,8 @@ func (res *Results) writeHeader(sb *strings.Builder) {
 	fmt.Fprintf(sb, "- Load average (1/5/15 min): %s at the start, %s at the end; %.2f to %.2f when runs started. "+
 		"The machine is shared: other work running at the same time lowers and scatters every number.\n",
 		loads(h.LoadStart), loads(h.LoadEnd), h.LoadRunMin, h.LoadRunMax)
-	fmt.Fprintf(sb, "- Data: sysbench prepare, %d tables x %d rows, once; every backlog is K = %d sysbench events (`run --events=%d --time=0 --rand-seed=42`) from T = %s source clients, built from that same state.\n",
-		h.Tables, h.TableSize, h.Events, h.Events, joinInts(h.Clients))
+	fmt.Fprintf(sb, "- Data: sysbench prepare, %d tables x %d rows, once; every backlog is K = %d sysbench events%s (`run --events=K --time=0 --rand-seed=42`) from T = %s source clients, built from that same state.\n",
+		h.Tables, h.TableSize, h.Events, eventsFor(h.EventsFor), joinInts(h.Clients))
 	format := "binlog_format=ROW"
 	if h.BinlogFormat != "" && h.BinlogFormat != "ROW" {
 		format = "binlog_format=ROW but the source's " + h.BinlogFormat
@@ -355,4 +356,17 @@ func abbreviate(s string, n int) string {
 		return s[:n] + "..."
 	}
 	return s
+}
+
+// eventsFor says which workloads had their own K, in name order: "" when
+// none did.
+func eventsFor(m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", name, m[name]))
+	}
+	return " (but " + strings.Join(parts, ", ") + ")"
 }
