@@ -93,7 +93,7 @@ func TestConfigs(t *testing.T) {
 	if got := eventsFor(cfg.EventsFor); got != " (but hot_rows 50000, update_index 60000)" {
 		t.Errorf("eventsFor = %q", got)
 	}
-	for _, bad := range []string{"update_index", "oltp_delete=5", "hot_rows=many"} {
+	for _, bad := range []string{"update_index", "oltp_delete=5", "=5", "hot_rows=many"} {
 		if _, err := ParseEventsFor(bad); err == nil {
 			t.Errorf("ParseEventsFor(%q) accepted", bad)
 		}

@@ -239,8 +239,8 @@ func ParseEventsFor(s string) (map[string]int, error) {
 		if !ok {
 			return nil, fmt.Errorf("%q: want workload=K", f)
 		}
-		if _, err := ParseWorkloads(name); err != nil {
-			return nil, err
+		if !slices.Contains(WorkloadNames(), name) {
+			return nil, fmt.Errorf("%q: unknown workload %q (known: %s)", f, name, strings.Join(WorkloadNames(), ", "))
 		}
 		n, err := strconv.Atoi(k)
 		if err != nil {

@@ -281,10 +281,10 @@ func checkCleaned(t *testing.T, query string) {
 	}
 	raw := appendCleaned(nil, query)
 	if got := strings.TrimRight(strings.TrimSpace(string(raw)), "; \t\r\n"); got != want {
-		t.Fatalf("%q cleaned: %q, cleanQuery: %q", query, got, want)
+		t.Fatalf("%q cleaned: %q, the splitter: %q", query, got, want)
 	}
 	if text, ok := trimCleaned(raw); ok && string(text) != want {
-		t.Fatalf("%q trimmed: %q, cleanQuery: %q", query, text, want)
+		t.Fatalf("%q trimmed: %q, the splitter: %q", query, text, want)
 	}
 }
 
