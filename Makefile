@@ -52,6 +52,7 @@ demo: deps build
 # other took 16.
 NORACE_PKGS := cmd/paraply internal/status internal/verify internal/bench
 LONG_PKGS := cmd/paraply internal/status
+SIDE_PKGS := $(filter-out $(LONG_PKGS),$(NORACE_PKGS))
 MODULE := github.com/paraply/paraply
 RACE_PKGS = $(filter-out $(addprefix $(MODULE)/,$(NORACE_PKGS)),$(shell $(GO) list ./...))
 RACE = $(if $(filter 1,$(shell $(GO) env CGO_ENABLED)),-race)
@@ -63,10 +64,10 @@ test: deps
 	$(GO) test $(RACE) -count=1 -run '^$$' $(RACE_PKGS) >/dev/null 2>&1; \
 	$(GO) test -count=1 -run '^$$' $(addprefix ./,$(NORACE_PKGS)) >/dev/null 2>&1; \
 	status=0; side=$$(mktemp); \
-	echo "$(GO) test $(RACE) -p 1 -count=1 -timeout 20m [every package but $(NORACE_PKGS)], then $(GO) test -p 1 -count=1 -timeout 20m $(addprefix ./,$(filter-out $(LONG_PKGS),$(NORACE_PKGS))) (beside the next; output after it)"; \
+	echo "$(GO) test $(RACE) -p 1 -count=1 -timeout 20m [every package but $(NORACE_PKGS)], then $(GO) test -p 1 -count=1 -timeout 20m $(addprefix ./,$(SIDE_PKGS)) (beside the next; output after it)"; \
 	{ rc=0; \
 	  $(GO) test $(RACE) -p 1 -count=1 -timeout 20m $(RACE_PKGS) || rc=1; \
-	  $(GO) test -p 1 -count=1 -timeout 20m $(addprefix ./,$(filter-out $(LONG_PKGS),$(NORACE_PKGS))) || rc=1; \
+	  $(GO) test -p 1 -count=1 -timeout 20m $(addprefix ./,$(SIDE_PKGS)) || rc=1; \
 	  echo $$rc >$$side.rc; } >$$side 2>&1 & \
 	echo "$(GO) test -p 1 -count=1 -timeout 20m $(addprefix ./,$(LONG_PKGS))"; \
 	$(GO) test -p 1 -count=1 -timeout 20m $(addprefix ./,$(LONG_PKGS)) || status=1; \
