@@ -239,8 +239,8 @@ func ParseEventsFor(s string) (map[string]int, error) {
 		if !ok {
 			return nil, fmt.Errorf("%q: want workload=K", f)
 		}
-		if !slices.Contains(WorkloadNames(), name) {
-			return nil, fmt.Errorf("%q: unknown workload %q (known: %s)", f, name, strings.Join(WorkloadNames(), ", "))
+		if _, err := workloadNamed(name); err != nil {
+			return nil, fmt.Errorf("%q: %w", f, err)
 		}
 		n, err := strconv.Atoi(k)
 		if err != nil {
@@ -255,13 +255,22 @@ func ParseEventsFor(s string) (map[string]int, error) {
 func ParseWorkloads(s string) ([]Workload, error) {
 	var ws []Workload
 	for _, name := range splitList(s) {
-		i := slices.IndexFunc(Workloads, func(w Workload) bool { return w.Name == name })
-		if i < 0 {
-			return nil, fmt.Errorf("unknown workload %q (known: %s)", name, strings.Join(WorkloadNames(), ", "))
+		w, err := workloadNamed(name)
+		if err != nil {
+			return nil, err
 		}
-		ws = append(ws, Workloads[i])
+		ws = append(ws, w)
 	}
 	return ws, nil
+}
+
+// workloadNamed returns the workload of Workloads called name.
+func workloadNamed(name string) (Workload, error) {
+	i := slices.IndexFunc(Workloads, func(w Workload) bool { return w.Name == name })
+	if i < 0 {
+		return Workload{}, fmt.Errorf("unknown workload %q (known: %s)", name, strings.Join(WorkloadNames(), ", "))
+	}
+	return Workloads[i], nil
 }
 
 // WorkloadNames lists the names of Workloads.
