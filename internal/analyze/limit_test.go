@@ -32,6 +32,7 @@ func TestStatementsScaleToCores(t *testing.T) {
 	far := waitsBack(4096)
 	m := DefaultCostModel
 	m.Cores = 4
+	m.Batch = 256 // 16 workers' batches as large as 8's: the window holds 16 of 256
 	m.StatementGain = 0 // statements applied in parallel as rows are
 	mr := stream(m, workers, 1<<14, statementTxn(m), far)
 	s := mr.Speedup
@@ -65,7 +66,7 @@ func TestStatementsScaleToCores(t *testing.T) {
 }
 
 // TestBatchingLimit: on a stream where each transaction waits for the
-// one 50 before it (a hot-row stream), each batch of 256 waits for the
+// one 50 before it (a hot-row stream), each batch of 512 waits for the
 // batch before it and workers gain nothing; the report names batching
 // and the smaller batch that does better.
 func TestBatchingLimit(t *testing.T) {
@@ -76,9 +77,9 @@ func TestBatchingLimit(t *testing.T) {
 	mr := stream(m, []int{1, 2, 4, 8}, 1<<13, statementTxn(m), back50)
 	best, _ := bestSpeedup(mr.Speedup)
 	if best > 1.1 {
-		t.Errorf("speedups %v: want batches of 256 to run one after another", mr.Speedup)
+		t.Errorf("speedups %v: want batches of %d to run one after another", mr.Speedup, m.Batch)
 	}
-	if mr.Limit != LimitBatching || mr.SmallerBatch == nil || mr.SmallerBatch.Speedup < 1.2*best || mr.SmallerBatch.Batch >= 256 {
+	if mr.Limit != LimitBatching || mr.SmallerBatch == nil || mr.SmallerBatch.Speedup < 1.2*best || mr.SmallerBatch.Batch >= m.Batch {
 		t.Errorf("limit %q, smaller batch %+v: want batching, and smaller batches well above %v", mr.Limit, mr.SmallerBatch, best)
 	}
 }

@@ -56,8 +56,10 @@ type CostModel struct {
 // MariaDB target, sysbench write_only, four rows, applied by the native
 // single thread at 2,420 transactions a second durable and 14,572 not: the
 // commit's flush adds five times the transaction's own 0.07 ms), with
-// replicate's defaults: batches of 256 in a window of 4,096, commit order
-// preserved; and a target with as many cores as this machine (the binlogs
+// replicate's defaults: batches of 512 in a window of 4,096, commit order
+// preserved (the costs below were calibrated on batches of 256; at 512
+// the predictions stayed within 20% of measured on ROW write_only and hot
+// rows, bench/results/2026-11-29-batch512-predictions); and a target with as many cores as this machine (the binlogs
 // are most often read on the source or a replica, sized as the target).
 //
 // A statement costs 2.2: the native single thread applied the same
@@ -82,7 +84,7 @@ type CostModel struct {
 // sessions mostly idle. The dependencies allowed 1.95 on hot rows, the
 // cores 1.6: what holds statements is on paraply's side of the apply.
 // Issue 40 changes that path; --statement-gain follows it.
-var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, PerStatement: 2.2, Commit: 10, StatementWork: 40, Batch: 256, Window: DefaultWindow,
+var DefaultCostModel = CostModel{PerTxn: 1, PerRow: 0.25, PerStatement: 2.2, Commit: 10, StatementWork: 40, Batch: 512, Window: DefaultWindow,
 	PreserveOrder: true, Cores: runtime.NumCPU(), StatementGain: 1.2}
 
 // The CPU a unit of apply costs the machine the target shares with

@@ -29,14 +29,15 @@ const (
 const (
 	// DefaultBatch is paraply's default --batch-max-txns (results before
 	// 2026-11-22 06:40 UTC used 16 here, and results before 2026-11-26
-	// 22:30 UTC 64: their names without -batchN mean that batch).
-	DefaultBatch = 256
+	// 22:30 UTC 64, and results before 2026-11-29 16:00 UTC 256: their
+	// names without -batchN mean that batch).
+	DefaultBatch = 512
 	// CeilingClients is the sysbench client count of the ceiling.
 	CeilingClients = 16
 )
 
 // Defaults is paraply with its defaults: --workers auto, writeset
-// dependencies, batches of 256, commit order kept.
+// dependencies, batches of 512, commit order kept.
 var Defaults = Apply{Kind: Paraply, Mode: "writeset", Batch: DefaultBatch}
 
 // NativeModes are the slave_parallel_mode values measured by default.
@@ -53,7 +54,7 @@ var (
 //	native-single                     slave_parallel_threads=0
 //	native-16-optimistic              slave_parallel_threads=16, slave_parallel_mode=optimistic
 //	native-16-optimistic-receive      the same, timed from START SLAVE with an empty relay log
-//	paraply-16-writeset               --workers 16 --dependency writeset (--batch-max-txns 256)
+//	paraply-16-writeset               --workers 16 --dependency writeset (--batch-max-txns 512)
 //	paraply-auto-writeset             --workers auto: paraply's defaults
 //	paraply-16-writeset-nobatch       the same with --batch-max-txns 1
 //	paraply-16-writeset-batch64       --batch-max-txns 64 (as the default was until 2026-11-26)

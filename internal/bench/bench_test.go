@@ -258,8 +258,8 @@ func TestMarkdownAndChart(t *testing.T) {
 	for _, want := range []string{
 		"| write_only T=1 durable | 1000 | 2000 (native-16-aggressive) | 2800 | 1.40x | 3000 (paraply-16-writeset) | 1.50x | 4000 |",
 		"| write_only T=1 durable | 1500 (native-16-aggressive-receive) | 2800 | 1.87x | 3000 (paraply-16-writeset) | 2.00x |",
-		"| paraply 16 writeset batch=256* | 10.0 | 3000 | 3.00x | 1.50x | 0.75x | 8.00x | 6.00x | prediction off by -25% |  |  |",
-		"| paraply 16 commit-order batch=256* | failed after 10.0 |",
+		"| paraply 16 writeset batch=512* | 10.0 | 3000 | 3.00x | 1.50x | 0.75x | 8.00x | 6.00x | prediction off by -25% |  |  |",
+		"| paraply 16 commit-order batch=512* | failed after 10.0 |",
 		"The backlog could not be built",
 		"0.85 of that with commit\n  order kept)", // the model's own constant
 		"![write_only](chart-write_only.svg)",
@@ -274,7 +274,7 @@ func TestMarkdownAndChart(t *testing.T) {
 			t.Errorf("chart %s is not well-formed XML: %v", w, err)
 		}
 	}
-	if svg := res.chart("write_only"); !strings.Contains(svg, "paraply 16 writeset batch=256: 3000 tps") {
+	if svg := res.chart("write_only"); !strings.Contains(svg, "paraply 16 writeset batch=512: 3000 tps") {
 		t.Errorf("chart lacks the paraply bar:\n%s", svg)
 	}
 }
@@ -361,7 +361,7 @@ func TestRoundsUseMedians(t *testing.T) {
 	res := &Results{Header: Header{Rounds: 3, ParaplyBinaryB: "sha256:b"}, Backlogs: []*Backlog{b}}
 	md := res.Markdown()
 	for _, want := range []string{"| native 16 aggressive | 10.0 | 2000 (1800-9000, median of 3) |", "| write_only T=1 durable | 2800 | 2600 | 0.93x | 1.30x |",
-		"paraply auto writeset batch=256 (binary B)", "- Rounds: 3."} {
+		"paraply auto writeset batch=512 (binary B)", "- Rounds: 3."} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}

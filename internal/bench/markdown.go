@@ -233,7 +233,7 @@ const notes = `
 - Point-in-time recovery: the backlog's binlog files, read from the source's binlog directory, replayed onto the
   restored target (the state before the backlog, as a restored backup) by ` + "`mariadb-binlog FILES | mariadb`" + ` (one
   session, one commit per source transaction) and by ` + "`paraply apply --start-gtid <before> FILES`" + ` (its defaults:
-  writeset dependencies, batches of up to 256, commit order kept); each from exec to exit.
+  writeset dependencies, batches of up to 512, commit order kept); each from exec to exit.
 - x native single, x best native, x ceiling: tps over the native single-threaded replica's, over the best
   native configuration's, over the ceiling's.
 - Predicted speedup: ` + "`paraply analyze --json`" + ` on the backlog's binlog files with the target's schema, its

@@ -151,7 +151,7 @@ func Default() Config {
 		RelayDir:      DefaultRelayDir,
 		RelayMaxBytes: relaylog.DefaultMaxBytes,
 		ServerID:      4141,
-		BatchTxns:     256,
+		BatchTxns:     512,
 		Apply:         applier.AutoPath,
 		PieceBytes:    DefaultPieceBytes,
 		Window:        4096,
