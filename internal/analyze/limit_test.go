@@ -32,7 +32,7 @@ func TestStatementsScaleToCores(t *testing.T) {
 	far := waitsBack(4096)
 	m := DefaultCostModel
 	m.Cores = 4
-	m.Batch = 256 // 16 workers' batches as large as 8's: the window holds 16 of 256
+	m.Batch = 256       // 16 workers' batches as large as 8's: the window holds 16 of 256
 	m.StatementGain = 0 // statements applied in parallel as rows are
 	mr := stream(m, workers, 1<<14, statementTxn(m), far)
 	s := mr.Speedup

@@ -59,8 +59,9 @@ type CostModel struct {
 // replicate's defaults: batches of 512 in a window of 4,096, commit order
 // preserved (the costs below were calibrated on batches of 256; at 512
 // the predictions stayed within 20% of measured on ROW write_only and hot
-// rows, bench/results/2026-11-29-batch512-predictions); and a target with as many cores as this machine (the binlogs
-// are most often read on the source or a replica, sized as the target).
+// rows, bench/results/2026-11-29-batch512-predictions); and a target with
+// as many cores as this machine (the binlogs are most often read on the
+// source or a replica, sized as the target).
 //
 // A statement costs 2.2: the native single thread applied the same
 // write_only backlog (four changes a transaction) at 1,032 transactions a

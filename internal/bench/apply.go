@@ -29,7 +29,7 @@ const (
 const (
 	// DefaultBatch is paraply's default --batch-max-txns (results before
 	// 2026-11-22 06:40 UTC used 16 here, and results before 2026-11-26
-	// 22:30 UTC 64, and results before 2026-11-29 16:00 UTC 256: their
+	// 22:30 UTC 64, and results before 2026-11-29 15:25 UTC 256: their
 	// names without -batchN mean that batch).
 	DefaultBatch = 512
 	// CeilingClients is the sysbench client count of the ceiling.
