@@ -59,12 +59,12 @@ done
 
 died=""
 for ((i = 1; i <= ROUNDS; i++)); do
-	mariadb -S "$R/a/sock" -uroot -e "$Q" >/dev/null 2>>"$R/a/client.err" &
+	timeout 60 mariadb -S "$R/a/sock" -uroot -e "$Q" >/dev/null 2>>"$R/a/client.err" &
 	a=$!
-	mariadb -S "$R/b/sock" -uroot -e "$Q" >/dev/null 2>>"$R/b/client.err" &
+	timeout 60 mariadb -S "$R/b/sock" -uroot -e "$Q" >/dev/null 2>>"$R/b/client.err" &
 	wait "$a" "$!"
 	for n in a b; do
-		mariadb -S "$R/$n/sock" -uroot -e 'select 1' >/dev/null 2>&1 || died="$died $n"
+		timeout 10 mariadb -S "$R/$n/sock" -uroot -e 'select 1' >/dev/null 2>&1 || died="$died $n"
 	done
 	[[ -n $died ]] && break
 done
