@@ -25,9 +25,7 @@ NS_CMD=${NS_CMD-unshare --pid --fork}
 Q="SELECT EVENT_OBJECT_TABLE, ACTION_STATEMENT FROM information_schema.TRIGGERS ORDER BY 1"
 R=$(mktemp -d "${TMPDIR:-/tmp}/paraply-repro-tmpdir.XXXXXX")
 mkdir -p "$R/tmp"
-declare -A launcher port=([a]=0 [b]=0)
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+declare -A launcher
 
 # stop kills each server by the PID it was started with: the unshare
 # launcher's only child when NS_CMD is set, else the server itself.
@@ -46,10 +44,9 @@ mariadbd --version
 for n in a b; do
 	mkdir -p "$R/$n"
 	mariadb-install-db --no-defaults --user=root --auth-root-authentication-method=normal --datadir="$R/$n/data" >/dev/null
-	port[$n]=$(free_port)
 	# shellcheck disable=SC2086 # NS_CMD is a command and its arguments
-	$NS_CMD mariadbd --no-defaults --user=root --datadir="$R/$n/data" --socket="$R/$n/sock" --port="${port[$n]}" \
-		--bind-address=127.0.0.1 --tmpdir="$R/tmp" --log-error="$R/$n/err.log" --innodb-buffer-pool-size=64M &
+	$NS_CMD mariadbd --no-defaults --user=root --datadir="$R/$n/data" --socket="$R/$n/sock" --skip-networking \
+		--tmpdir="$R/tmp" --log-error="$R/$n/err.log" --innodb-buffer-pool-size=64M &
 	launcher[$n]=$!
 done
 for n in a b; do
