@@ -141,6 +141,21 @@ func fidelityCases(loadFile string) []fidelityCase {
 			"SELECT f()", "DROP TEMPORARY TABLE ft",
 			"SET SESSION binlog_format = 'ROW'",
 		}},
+		{name: "connection_id", sql: true, stmts: []string{
+			// Statements from two sessions that read their connection id
+			// through their text or a column's default: the target must
+			// run them with the source session's (paraply leaves it as the
+			// session has it only where nothing reads it).
+			"SET SESSION binlog_format = 'STATEMENT'", "@other SET SESSION binlog_format = 'STATEMENT'",
+			"CREATE TABLE t (id INT PRIMARY KEY, c BIGINT DEFAULT (CONNECTION_ID()))",
+			"CREATE TABLE u (id INT PRIMARY KEY, c BIGINT)",
+			"ALTER TABLE u ALTER COLUMN c SET DEFAULT (CONNECTION_ID() + 1)",
+			"INSERT INTO t (id) VALUES (1)", "@other INSERT INTO t (id) VALUES (2)",
+			"@other UPDATE t SET c = 5 WHERE id = 2", "INSERT INTO t (id) VALUES (3)",
+			"INSERT INTO u (id) VALUES (1)", "@other INSERT INTO u (id) VALUES (2)",
+			"@other INSERT INTO u (id, c) VALUES (3, connection_id() * 10)",
+			"SET SESSION binlog_format = 'ROW'", "@other SET SESSION binlog_format = 'ROW'",
+		}},
 		{name: "insert_history", stmts: []string{
 			// versioning/misc, data: a statement that writes a versioned
 			// table's history as given.

@@ -60,12 +60,14 @@ func (w *worker) session(ctx context.Context) (*sql.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	var version, charset, collation string
-	if err := c.QueryRowContext(ctx, "SELECT @@max_allowed_packet, VERSION(), @@character_set_client, @@collation_connection, CURRENT_USER()").
-		Scan(&w.maxPacket, &version, &charset, &collation, &w.account); err != nil {
+	var version, charset, collation, format string
+	var logBin bool
+	if err := c.QueryRowContext(ctx, "SELECT @@max_allowed_packet, VERSION(), @@character_set_client, @@collation_connection, CURRENT_USER(), @@log_bin, @@session.binlog_format").
+		Scan(&w.maxPacket, &version, &charset, &collation, &w.account, &logBin, &format); err != nil {
 		c.Close()
 		return nil, err
 	}
+	w.logsStatements = logBin && !strings.EqualFold(format, "ROW")
 	w.mariadb = strings.Contains(strings.ToLower(version), "mariadb")
 	w.insertHistory = w.mariadb && versionAtLeast(version, 10, 11)
 	w.names = charset + " COLLATE " + collation

@@ -347,7 +347,7 @@ func (w *worker) statement(ctx context.Context, conn *sql.Conn, work *stage.Work
 		defer func(compound bool) { p.compound = compound }(p.compound)
 		p.compound = false
 	}
-	if err := w.addStatement(p, i, st); err != nil {
+	if err := w.addStatement(p, i, st, !work.Txns[i].ConnectionIDUnread || w.logsStatements); err != nil {
 		return &stage.ConflictError{GTID: work.Txns[i].GTID, What: "cannot give the statement its session's context: " + abbreviate(binlog.RedactSecrets(st.Text())), Err: err}
 	}
 	if alone || p.text.Len() > w.statementPacketBytes() {
@@ -382,8 +382,9 @@ func (w *worker) statementPacketBytes() int {
 // addStatement adds statement st of the i-th transaction to p: its
 // database, the session settings its context changes, its user variables,
 // then its text, with its clock and connection id (onSession) and a
-// forced insert_id (statementPrefix).
-func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error {
+// forced insert_id (statementPrefix). Without thread, the connection id
+// is left as the session has it (stage.Txn.ConnectionIDUnread).
+func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement, thread bool) error {
 	if st.Schema != "" && st.Schema != p.db {
 		p.outside("USE " + schema.QuoteIdent(st.Schema) + ";\n")
 		p.db = st.Schema
@@ -425,7 +426,7 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 	}
 	// A newline ends a comment the statement may end with.
 	if prefixed {
-		set, prefix := onSession(ownAssignments(st), p.set)
+		set, prefix := onSession(ownAssignments(st, thread), p.set)
 		if len(set) > 0 {
 			p.inside(setStatement(set) + ";\n")
 		}
@@ -438,14 +439,15 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement) error 
 }
 
 // ownAssignments are the session variables of perStatement that st's
-// context sets, as statementSession and statementContext give them.
-func ownAssignments(st *binlog.Statement) []assignment {
+// context sets, as statementSession and statementContext give them; the
+// connection id only with thread.
+func ownAssignments(st *binlog.Statement, thread bool) []assignment {
 	as := make([]assignment, 0, 3)
 	if st.When != 0 {
 		as = append(as, assignment{"@@session.timestamp", literal(statementTime(st))})
 	}
 	as = append(as, assignment{"@@session.insert_id", literal(st.Context.InsertID)})
-	if st.ThreadID != 0 {
+	if st.ThreadID != 0 && thread {
 		as = append(as, assignment{"@@session.pseudo_thread_id", literal(st.ThreadID)})
 	}
 	return as

@@ -37,6 +37,12 @@ type worker struct {
 	names string
 	// account is the session's account, user@host (CURRENT_USER()).
 	account string
+	// logsStatements: the target logs statements to its binlog
+	// (binlog_format STATEMENT or MIXED), each under the session's
+	// pseudo_thread_id, by which a replica of the target finds that
+	// connection's temporary tables: the id is then set for every
+	// statement, read or not (stage.Txn.ConnectionIDUnread).
+	logsStatements bool
 }
 
 // run applies each work from in and sends it to done once committed: its

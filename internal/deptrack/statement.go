@@ -43,9 +43,13 @@ func (x *Extractor) statements(t *binlog.Txn, ws *Writeset) (bool, string) {
 		case st.Kind != binlog.StmtDML || st.Load != nil:
 			return false, ""
 		}
-		w, ok := schema.StatementWrites(st.Schema, st.Text())
+		text := st.Text()
+		w, ok := schema.StatementWrites(st.Schema, text)
 		if !ok {
 			return false, ""
+		}
+		if containsFold(text, "connection_id") || containsFold(text, "pseudo_thread_id") {
+			ws.ReadsConnectionID = true
 		}
 		if !x.statementKeys(w, ws) {
 			return false, w.Table.String()
@@ -64,6 +68,9 @@ func (x *Extractor) statementKeys(w schema.Writes, ws *Writeset) bool {
 	if tbl == nil || x.catalog.Unknown(w.Table.Schema, w.Table.Name) || tbl.Triggers ||
 		len(tbl.Indexes) != 1 || len(tbl.ForeignKeys) > 0 || len(x.catalog.Children(w.Table)) > 0 {
 		return false
+	}
+	if tbl.ReadsConnectionID() {
+		ws.ReadsConnectionID = true
 	}
 	pk := tbl.PrimaryKey()
 	if pk == nil || pk.WithoutOverlaps || slices.ContainsFunc(pk.Prefix, func(n int) bool { return n != 0 }) {
@@ -153,6 +160,28 @@ func integerType(t string) bool {
 	switch t {
 	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
 		return true
+	}
+	return false
+}
+
+// containsFold reports whether s contains sub, which is lower-case ASCII,
+// in any letter case, without the copy strings.ToLower would make of
+// every statement.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for ; j < len(sub); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
+			return true
+		}
 	}
 	return false
 }

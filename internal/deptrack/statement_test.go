@@ -66,3 +66,63 @@ CREATE TRIGGER tr_ai AFTER INSERT ON tr FOR EACH ROW SET @x = 1;
 		t.Errorf("a transaction with one statement that is a barrier: %v", ws.Barrier)
 	}
 }
+
+// TestStatementReadsConnectionID: a statement with keys reads its
+// session's connection id only through its text or a column default or
+// generation expression of its table, each of which the writeset says.
+func TestStatementReadsConnectionID(t *testing.T) {
+	cat, _, err := schema.Parse(strings.NewReader(`CREATE DATABASE d; USE d;
+CREATE TABLE plain (id INT PRIMARY KEY, c BIGINT DEFAULT 7, g BIGINT AS (c + 1) VIRTUAL);
+CREATE TABLE dflt (id INT PRIMARY KEY, c BIGINT DEFAULT (CONNECTION_ID()));
+CREATE TABLE gen (id INT PRIMARY KEY, c BIGINT AS (connection_id()) VIRTUAL);
+CREATE TABLE altered (id INT PRIMARY KEY, c BIGINT);
+ALTER TABLE altered ALTER COLUMN c SET DEFAULT (Connection_Id() + 1);
+`), "test.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewExtractor(cat)
+	for _, c := range []struct {
+		q     string
+		reads bool
+	}{
+		{"INSERT INTO plain (id) VALUES (1)", false},
+		{"UPDATE plain SET c = c + 1 WHERE id = 1", false},
+		{"UPDATE plain SET c = CONNECTION_ID() WHERE id = 1", true},
+		{"UPDATE plain SET c = @@pseudo_thread_id WHERE id = 1", true},
+		{"insert into plain (id, c) values (2, connection_id())", true},
+		{"INSERT INTO dflt (id) VALUES (1)", true},
+		{"DELETE FROM dflt WHERE id = 1", true},
+		{"INSERT INTO gen (id) VALUES (1)", true},
+		{"INSERT INTO altered (id) VALUES (1)", true},
+	} {
+		txn := &binlog.Txn{StatementDML: true, Statements: []binlog.Statement{{Schema: "d", Query: c.q, Kind: binlog.StmtDML}}}
+		ws := &Writeset{}
+		x.Extract(txn, ws)
+		if ws.Barrier != CauseNone {
+			t.Errorf("%s: barrier %v, want keys", c.q, ws.Barrier)
+		}
+		if ws.ReadsConnectionID != c.reads {
+			t.Errorf("%s: ReadsConnectionID %v, want %v", c.q, ws.ReadsConnectionID, c.reads)
+		}
+		// The next transaction starts afresh.
+		x.Extract(&binlog.Txn{StatementDML: true, Statements: []binlog.Statement{{Schema: "d", Query: "DELETE FROM plain WHERE id = 9", Kind: binlog.StmtDML}}}, ws)
+		if ws.ReadsConnectionID {
+			t.Errorf("after %s: a plain DELETE reads the connection id", c.q)
+		}
+	}
+}
+
+func TestContainsFold(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{"SELECT CONNECTION_ID()", true}, {"connection_id", true}, {"x Connection_Id(", true},
+		{"connection id", false}, {"connection_i", false}, {"", false}, {"CONNECTIONXID", false},
+	} {
+		if got := containsFold(c.s, "connection_id"); got != c.want {
+			t.Errorf("containsFold(%q) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}

@@ -35,6 +35,13 @@ type Writeset struct {
 	Notes []Cause
 	// Table names the table behind Barrier or the last note, if any.
 	Table string
+	// ReadsConnectionID is set when a statement-format statement of the
+	// transaction may read its session's connection id: its text names
+	// CONNECTION_ID or pseudo_thread_id, or its table has a column whose
+	// default or generation expression calls CONNECTION_ID(). A statement
+	// with keys reads nothing else that could (no stored function, no
+	// trigger, no view: see statementKeys).
+	ReadsConnectionID bool
 }
 
 // KeyRef says which row key a hash stands for.
@@ -81,7 +88,7 @@ func (r KeyRef) Label() string {
 
 func (w *Writeset) reset() {
 	w.Keys, w.Refs, w.Shared, w.Exclusive, w.Notes = w.Keys[:0], w.Refs[:0], w.Shared[:0], w.Exclusive[:0], w.Notes[:0]
-	w.Barrier, w.Table = CauseNone, ""
+	w.Barrier, w.Table, w.ReadsConnectionID = CauseNone, "", false
 }
 
 // Reset empties w: the writeset of a transaction that writes nothing the

@@ -284,6 +284,8 @@ func (p *Preparer) depend(pr *stage.Prepared) {
 		pr.Deps = p.tracker.Add(it.Txn, &p.ws)
 	}
 	pr.Conflicts = conflicts(pr.Deps, &p.ws)
+	it.ConnectionIDUnread = it.Txn.StatementDML && !pr.Hold && it.Session == 0 && it.Txn.XA == binlog.XANone &&
+		p.ws.Barrier == deptrack.CauseNone && !p.ws.ReadsConnectionID
 	p.count(pr.Deps)
 }
 

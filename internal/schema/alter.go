@@ -122,7 +122,9 @@ func (a *applier) alterSpec(d *draft, sp *ast.AlterTableSpec) error {
 		if i := d.key(sp.FromKey.O); i >= 0 && !d.keys[i].primary {
 			d.keys[i].name = sp.ToKey.O
 		}
-	case ast.AlterTableAlterColumn, ast.AlterTableLock, ast.AlterTableAlgorithm, ast.AlterTableForce,
+	case ast.AlterTableAlterColumn:
+		alterDefault(d, sp)
+	case ast.AlterTableLock, ast.AlterTableAlgorithm, ast.AlterTableForce,
 		ast.AlterTableWriteable, ast.AlterTableEnableKeys, ast.AlterTableDisableKeys,
 		ast.AlterTableAddPartitions, ast.AlterTableCoalescePartitions, ast.AlterTableDropPartition,
 		ast.AlterTableTruncatePartition, ast.AlterTablePartition, ast.AlterTableRemovePartitioning,
@@ -139,6 +141,25 @@ func (a *applier) alterSpec(d *draft, sp *ast.AlterTableSpec) error {
 		return fmt.Errorf("%w: ALTER TABLE %s: clause %d is not modelled", ErrUnparsed, d.tableName(), sp.Tp)
 	}
 	return nil
+}
+
+// alterDefault applies ALTER COLUMN ... SET DEFAULT: the one thing of it
+// the catalog keeps is whether the new default calls CONNECTION_ID(). A
+// DROP DEFAULT leaves the mark: a column marked without need only costs a
+// SET.
+func alterDefault(d *draft, sp *ast.AlterTableSpec) {
+	for _, def := range sp.NewColumns {
+		i := d.col(def.Name.Name.O)
+		if i < 0 {
+			continue
+		}
+		for _, o := range def.Options {
+			// The parser gives SET DEFAULT's expression an option of no type.
+			if callsConnectionID(o.Expr) {
+				d.cols[i].ConnectionID = true
+			}
+		}
+	}
 }
 
 // dropKey drops the PRIMARY or UNIQUE key named name; other names are

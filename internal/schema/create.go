@@ -219,6 +219,9 @@ func (a *applier) column(d *draft, def *ast.ColumnDef) (Column, error) {
 			col.Nullable = true
 		case ast.ColumnOptionGenerated:
 			col.Generated = true
+			col.ConnectionID = col.ConnectionID || callsConnectionID(o.Expr)
+		case ast.ColumnOptionDefaultValue:
+			col.ConnectionID = col.ConnectionID || callsConnectionID(o.Expr)
 		case ast.ColumnOptionCollate:
 			explicitCollation = o.StrValue
 		}

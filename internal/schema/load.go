@@ -220,7 +220,8 @@ func (l *loader) loadColumns(ctx context.Context, db *sql.DB, f filter) error {
 	cols := map[TableName][]row{}
 	where, args := f.where("TABLE_SCHEMA", "TABLE_NAME")
 	err := EachRow(ctx, db, `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE,
-			COLUMN_TYPE, CHARACTER_SET_NAME, COLLATION_NAME, IS_NULLABLE, EXTRA, DATETIME_PRECISION
+			COLUMN_TYPE, CHARACTER_SET_NAME, COLLATION_NAME, IS_NULLABLE, EXTRA, DATETIME_PRECISION,
+			CONCAT(IFNULL(COLUMN_DEFAULT, ''), ' ', IFNULL(GENERATION_EXPRESSION, '')) LIKE '%connection_id%'
 		FROM information_schema.COLUMNS WHERE `+where, args, func(rows *sql.Rows) error {
 		var (
 			name                 TableName
@@ -230,7 +231,7 @@ func (l *loader) loadColumns(ctx context.Context, db *sql.DB, f filter) error {
 			precision            sql.NullInt64
 		)
 		if err := rows.Scan(&name.Schema, &name.Name, &r.col.Name, &r.pos, &r.col.Type, &colType,
-			&charset, &collation, &null, &extra, &precision); err != nil {
+			&charset, &collation, &null, &extra, &precision, &r.col.ConnectionID); err != nil {
 			return err
 		}
 		r.col.Type = strings.ToLower(r.col.Type)

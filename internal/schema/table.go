@@ -190,6 +190,9 @@ type Column struct {
 	Nullable  bool
 	// Generated is true for VIRTUAL and STORED (PERSISTENT) generated columns.
 	Generated bool
+	// ConnectionID is true when the column's DEFAULT or generation
+	// expression calls CONNECTION_ID() (see ReadsConnectionID).
+	ConnectionID bool
 	// Precision is the fractional seconds digits (0 to 6) of a TIME,
 	// DATETIME or TIMESTAMP column, 0 for other columns. The binary log
 	// does not carry it for MariaDB's old-format (5.3) temporal columns,
