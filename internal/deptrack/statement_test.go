@@ -113,6 +113,8 @@ ALTER TABLE altered ALTER COLUMN c SET DEFAULT (Connection_Id() + 1);
 	}
 }
 
+// TestContainsFold: the case-insensitive search for a name in a
+// statement's text.
 func TestContainsFold(t *testing.T) {
 	for _, c := range []struct {
 		s    string
