@@ -23,6 +23,7 @@ import (
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
 	"github.com/paraply/paraply/internal/stage"
+	"github.com/paraply/paraply/internal/stmtmerge"
 )
 
 // Statement-format transactions (binlog_format=STATEMENT, and MIXED's
@@ -53,7 +54,13 @@ import (
 //     character set, and a '?' in it is no placeholder, so the packet
 //     carries no placeholders at all; every value paraply adds is a
 //     literal (hex for strings: the statement's own sql_mode may have
-//     changed how quotes read).
+//     changed how quotes read);
+//   - or, for consecutive statements that each write one row by its key
+//     with the same session (stage.Txn.Merges), the statements stmtmerge
+//     makes of them: one UPDATE, DELETE or INSERT per table and shape,
+//     which cost the target less than half of what the statements one by
+//     one did. A packet that fails is applied again one statement at a
+//     time, unmerged, as any.
 //
 // A packet stops at its first failing statement, and the server does not
 // say which that was. The work is then rolled back and applied again one
@@ -91,10 +98,17 @@ type stmtPacket struct {
 	// added: a packet of its setup alone (USE, SET, DROP TEMPORARY TABLE)
 	// that fails is named by it.
 	txn int
+	// merger holds the statements added last that may merge
+	// (stage.Txn.Merges), mergeBytes their length: they go into text,
+	// merged, before anything else does (settle).
+	merger     stmtmerge.Merger
+	mergeBytes int
 }
 
 // reset empties p's text, keeping what it set on the session.
 func (p *stmtPacket) reset() {
+	p.merger.Flush()
+	p.mergeBytes = 0
 	p.text.Reset()
 	p.stmts = p.stmts[:0]
 	p.open = false
@@ -104,6 +118,7 @@ func (p *stmtPacket) reset() {
 // the statements after it are read (the database, the session's
 // settings) must run before a compound statement is parsed.
 func (p *stmtPacket) outside(q string) {
+	p.settle()
 	if p.open {
 		p.text.WriteString("END;\n")
 		p.open = false
@@ -114,11 +129,26 @@ func (p *stmtPacket) outside(q string) {
 // inside adds q, ended, to the compound statement open, opening one if
 // p makes them.
 func (p *stmtPacket) inside(q string) {
+	p.settle()
+	p.insideNow(q)
+}
+
+// insideNow is inside without settling the statements merger holds.
+func (p *stmtPacket) insideNow(q string) {
 	if p.compound && !p.open {
 		p.text.WriteString("BEGIN NOT ATOMIC\n")
 		p.open = true
 	}
 	p.text.WriteString(q)
+}
+
+// settle writes the statements merger holds into text, merged: they ran
+// with the session as it is, so they go before whatever changes it.
+func (p *stmtPacket) settle() {
+	for _, q := range p.merger.Flush() {
+		p.insideNow(q + "\n;")
+	}
+	p.mergeBytes = 0
 }
 
 // String is p's text, any compound statement closed.
@@ -347,11 +377,25 @@ func (w *worker) statement(ctx context.Context, conn *sql.Conn, work *stage.Work
 		defer func(compound bool) { p.compound = compound }(p.compound)
 		p.compound = false
 	}
-	if err := w.addStatement(p, i, st, !work.Txns[i].ConnectionIDUnread || w.logsStatements); err != nil {
+	var m *stage.Merge
+	if !alone && !w.logsStatements {
+		m = mergeOf(work.Txns[i], st)
+	}
+	if err := w.addStatement(p, i, st, !work.Txns[i].ConnectionIDUnread || w.logsStatements, m); err != nil {
 		return &stage.ConflictError{GTID: work.Txns[i].GTID, What: "cannot give the statement its session's context: " + abbreviate(binlog.RedactSecrets(st.Text())), Err: err}
 	}
-	if alone || p.text.Len() > w.statementPacketBytes() {
+	if alone || p.text.Len()+p.mergeBytes > w.statementPacketBytes() {
 		return w.flushStatements(ctx, conn, work, p)
+	}
+	return nil
+}
+
+// mergeOf is st's entry in t.Merges, nil if it has none.
+func mergeOf(t *stage.Txn, st *binlog.Statement) *stage.Merge {
+	for k := range t.Merges {
+		if &t.Txn.Statements[t.Merges[k].Index] == st {
+			return &t.Merges[k]
+		}
 	}
 	return nil
 }
@@ -383,8 +427,9 @@ func (w *worker) statementPacketBytes() int {
 // database, the session settings its context changes, its user variables,
 // then its text, with its clock and connection id (onSession) and a
 // forced insert_id (statementPrefix). Without thread, the connection id
-// is left as the session has it (stage.Txn.ConnectionIDUnread).
-func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement, thread bool) error {
+// is left as the session has it (stage.Txn.ConnectionIDUnread). A
+// statement with m that needs no prefix goes to the packet's merger.
+func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement, thread bool, m *stage.Merge) error {
 	if st.Schema != "" && st.Schema != p.db {
 		p.outside("USE " + schema.QuoteIdent(st.Schema) + ";\n")
 		p.db = st.Schema
@@ -430,7 +475,14 @@ func (w *worker) addStatement(p *stmtPacket, i int, st *binlog.Statement, thread
 		if len(set) > 0 {
 			p.inside(setStatement(set) + ";\n")
 		}
-		p.inside(statementPrefix(prefix, p.set["@@session.insert_id"]) + st.Sent() + "\n;")
+		pre := statementPrefix(prefix, p.set["@@session.insert_id"])
+		if m != nil && pre == "" && !p.single {
+			q := st.Sent()
+			p.merger.Add(m.Form, q, m.Table)
+			p.mergeBytes += len(q)
+		} else {
+			p.inside(pre + st.Sent() + "\n;")
+		}
 	} else {
 		p.outside(st.Sent() + "\n;")
 	}
@@ -559,6 +611,7 @@ func identChar(c byte) bool {
 // which failed); a statement alone that fails with the error it was
 // logged with did on the target what it did on the source.
 func (w *worker) flushStatements(ctx context.Context, conn *sql.Conn, work *stage.Work, p *stmtPacket) error {
+	p.settle()
 	if p.text.Len() == 0 {
 		return nil
 	}

@@ -42,6 +42,19 @@ type Writeset struct {
 	// with keys reads nothing else that could (no stored function, no
 	// trigger, no view: see statementKeys).
 	ReadsConnectionID bool
+	// Statements are the statement-format statements that got keys, each
+	// of a table whose primary key is one column (see StatementKey).
+	Statements []StatementKey
+}
+
+// StatementKey is a statement of Writeset.Statements: its index in
+// binlog.Txn.Statements, its table, and the name of the one column of the
+// table's primary key, whose value in the statement's text is the one row
+// it writes or a row it may write.
+type StatementKey struct {
+	Index  int
+	Table  schema.TableName
+	Column string
 }
 
 // KeyRef says which row key a hash stands for.
@@ -89,6 +102,7 @@ func (r KeyRef) Label() string {
 func (w *Writeset) reset() {
 	w.Keys, w.Refs, w.Shared, w.Exclusive, w.Notes = w.Keys[:0], w.Refs[:0], w.Shared[:0], w.Exclusive[:0], w.Notes[:0]
 	w.Barrier, w.Table, w.ReadsConnectionID = CauseNone, "", false
+	w.Statements = w.Statements[:0]
 }
 
 // Reset empties w: the writeset of a transaction that writes nothing the

@@ -22,6 +22,7 @@ import (
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
 	"github.com/paraply/paraply/internal/stage"
+	"github.com/paraply/paraply/internal/stmtmerge"
 )
 
 // EntrySource yields relay log entries in order, blocking at the end.
@@ -87,7 +88,9 @@ type Preparer struct {
 	prepared map[string]*stage.Txn
 	tracker  *deptrack.Tracker
 	ws       deptrack.Writeset
-	tables   map[tableKey]*sqlgen.Table
+	// recognizer reads the statements workers may merge (merges).
+	recognizer stmtmerge.Recognizer
+	tables     map[tableKey]*sqlgen.Table
 
 	mu    sync.Mutex // guards stats and written
 	stats Stats
@@ -286,8 +289,44 @@ func (p *Preparer) depend(pr *stage.Prepared) {
 	pr.Conflicts = conflicts(pr.Deps, &p.ws)
 	it.ConnectionIDUnread = it.Txn.StatementDML && !pr.Hold && it.Session == 0 && it.Txn.XA == binlog.XANone &&
 		p.ws.Barrier == deptrack.CauseNone && !p.ws.ReadsConnectionID
+	if it.ConnectionIDUnread {
+		var held int
+		it.Merges, held = merges(&p.recognizer, it.Txn, p.ws.Statements)
+		it.Bytes += held
+	}
 	p.count(pr.Deps)
 }
+
+// merges are the statements of txn that stmtmerge may merge, of those
+// that got keys (keyed), and about the bytes they hold, which the window's
+// bound counts with the transaction's.
+func merges(r *stmtmerge.Recognizer, txn *binlog.Txn, keyed []deptrack.StatementKey) (out []stage.Merge, held int) {
+	for _, k := range keyed {
+		st := &txn.Statements[k.Index]
+		if st.ErrorCode != 0 || !st.Context.Empty() {
+			continue
+		}
+		if f, ok := r.Recognize(st.Query, k.Column); ok && (f.Kind != stmtmerge.Insert || strict(st)) {
+			out = append(out, stage.Merge{Index: k.Index, Form: &f, Table: k.Table.String()})
+			held += mergeBytes + 40*len(f.Columns)
+		}
+	}
+	return out, held
+}
+
+// strict reports whether st ran in a strict sql_mode (STRICT_TRANS_TABLES
+// or STRICT_ALL_TABLES): only there does an INSERT of several rows fail on
+// a value as an INSERT of one does (not strict, it stores the column's
+// implicit default where the one-row INSERT stops).
+func strict(st *binlog.Statement) bool {
+	const strictModes = 1<<21 | 1<<22
+	return st.Session.HasSQLMode && st.Session.SQLMode&strictModes != 0
+}
+
+// mergeBytes is about what a stage.Merge holds besides its columns: the
+// form, its slices' headers, the table's name (its strings are the
+// statement's own text).
+const mergeBytes = 160
 
 // refuse stops at what paraply cannot apply in the source's order, naming
 // the transaction, rather than apply part of it.

@@ -5,6 +5,7 @@ import (
 	"github.com/paraply/paraply/internal/checkpoint"
 	"github.com/paraply/paraply/internal/schema"
 	"github.com/paraply/paraply/internal/sqlgen"
+	"github.com/paraply/paraply/internal/stmtmerge"
 )
 
 // Txn is a source transaction prepared for applying.
@@ -65,6 +66,20 @@ type Txn struct {
 	// transaction of a stream from many clients cost the target 7-11% of
 	// its CPU (docs/benchmark.md).
 	ConnectionIDUnread bool
+	// Merges are the statements the worker may merge with the statements
+	// around them in its packet (stmtmerge), in statement order: set only
+	// where ConnectionIDUnread is, for statements stmtmerge recognized
+	// that read nothing of their session but what their packet shares
+	// (binlog.StatementContext.Empty) and met no error on the source.
+	Merges []Merge
+}
+
+// Merge is a statement of Txn.Merges: its index in Txn.Txn.Statements,
+// how stmtmerge read it, and its table (database and name, quoted).
+type Merge struct {
+	Index int
+	Form  *stmtmerge.Form
+	Table string
 }
 
 // Alone reports whether the transaction is applied in a work of its own:

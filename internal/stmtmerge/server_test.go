@@ -1,0 +1,136 @@
+package stmtmerge
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/paraply/paraply/internal/sandbox"
+	"github.com/paraply/paraply/internal/sandbox/sandboxtest"
+)
+
+// TestMergedLeaveSameRows runs random streams of recognized statements on
+// a real server twice, one by one and merged (flushed at random points),
+// and requires the same rows: the levels keep every order that matters.
+func TestMergedLeaveSameRows(t *testing.T) {
+	srv := sandboxtest.ForTest(t, sandbox.Options{Name: "stmtmerge"})
+	db := sandboxtest.DB(t, srv)
+	ctx := context.Background()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec("CREATE DATABASE m")
+	for seed := uint64(1); seed <= 8; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		stream := randomStream(rng, 400)
+		for _, tbl := range []string{"one", "merged"} {
+			exec("CREATE OR REPLACE TABLE m." + tbl + " (id INT PRIMARY KEY, k INT NOT NULL DEFAULT 0, c VARCHAR(40), d DECIMAL(12,4))")
+			exec("CREATE OR REPLACE TABLE m." + tbl + "_u (id INT PRIMARY KEY, k INT NOT NULL DEFAULT 0, c VARCHAR(40), d DECIMAL(12,4))")
+			exec("INSERT INTO m." + tbl + " SELECT seq, seq, CONCAT('c', seq), seq / 3 FROM m.seq_1_to_30")
+			exec("INSERT INTO m." + tbl + "_u SELECT seq, seq, CONCAT('c', seq), seq / 3 FROM m.seq_1_to_30")
+		}
+		for _, q := range stream {
+			exec(strings.NewReplacer("TBL", "m.one").Replace(q))
+		}
+		var m Merger
+		merged := 0
+		for _, q := range stream {
+			q = strings.NewReplacer("TBL", "m.merged").Replace(q)
+			f, ok := Recognize(q, "id")
+			if !ok {
+				t.Fatalf("%s: not recognized", q)
+			}
+			table := "m.merged"
+			if strings.Contains(q, "m.merged_u") {
+				table = "m.merged_u"
+			}
+			m.Add(&f, q, table)
+			if rng.IntN(60) == 0 {
+				for _, s := range m.Flush() {
+					exec(s)
+					merged++
+				}
+			}
+		}
+		for _, s := range m.Flush() {
+			exec(s)
+			merged++
+		}
+		if merged >= len(stream)/2 {
+			t.Errorf("seed %d: %d statements merged into %d, want far fewer", seed, len(stream), merged)
+		}
+		for _, pair := range [][2]string{{"m.one", "m.merged"}, {"m.one_u", "m.merged_u"}} {
+			if a, b := rows(t, db, pair[0]), rows(t, db, pair[1]); a != b {
+				t.Fatalf("seed %d: %s and %s differ:\n%s\n---\n%s", seed, pair[0], pair[1], a, b)
+			}
+		}
+	}
+}
+
+// randomStream is n statements on tables TBL and TBL_u (rows 1 to 40),
+// which the server accepts in their order: an INSERT only of a row that
+// is not there then.
+func randomStream(rng *rand.Rand, n int) []string {
+	present := map[string]bool{}
+	for id := 1; id <= 30; id++ {
+		present[fmt.Sprint("TBL", id)], present[fmt.Sprint("TBL_u", id)] = true, true
+	}
+	var out []string
+	for len(out) < n {
+		tbl := "TBL"
+		if rng.IntN(4) == 0 {
+			tbl = "TBL_u"
+		}
+		id := 1 + rng.IntN(40)
+		row := fmt.Sprint(tbl, id)
+		switch rng.IntN(7) {
+		case 0:
+			out = append(out, fmt.Sprintf("UPDATE %s SET k=k+1 WHERE id=%d", tbl, id))
+		case 1:
+			out = append(out, fmt.Sprintf("UPDATE %s SET c='v%d' WHERE id=%d", tbl, rng.IntN(1000), id))
+		case 2:
+			out = append(out, fmt.Sprintf("UPDATE %s SET k=%d, c=CONCAT(c, 'x'), d=d*2 WHERE id=%d", tbl, rng.IntN(100), id))
+		case 3:
+			out = append(out, fmt.Sprintf("UPDATE %s SET d=k/7, k=k*2 WHERE id=%d", tbl, id))
+		case 4:
+			out = append(out, fmt.Sprintf("DELETE FROM %s WHERE id=%d", tbl, id))
+			present[row] = false
+		default:
+			if present[row] {
+				continue
+			}
+			out = append(out, fmt.Sprintf("INSERT INTO %s (id, k, c, d) VALUES (%d, %d, 'i%d', %d.25)", tbl, id, rng.IntN(100), rng.IntN(100), rng.IntN(9)))
+			present[row] = true
+		}
+	}
+	return out
+}
+
+// rows is table's content as text, in key order.
+func rows(t *testing.T, db *sql.DB, table string) string {
+	t.Helper()
+	rs, err := db.Query("SELECT id, k, COALESCE(c, 'NULL'), COALESCE(d, 'NULL') FROM " + table + " ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	var b strings.Builder
+	for rs.Next() {
+		var id, k int
+		var c, d string
+		if err := rs.Scan(&id, &k, &c, &d); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%d %d %s %s\n", id, k, c, d)
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
