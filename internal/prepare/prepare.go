@@ -88,8 +88,10 @@ type Preparer struct {
 	prepared map[string]*stage.Txn
 	tracker  *deptrack.Tracker
 	ws       deptrack.Writeset
-	// recognizer reads the statements workers may merge (merges).
+	// recognizer reads the statements workers may merge (merges);
+	// quoted caches their tables' quoted names.
 	recognizer stmtmerge.Recognizer
+	quoted     map[schema.TableName]string
 	tables     map[tableKey]*sqlgen.Table
 
 	mu    sync.Mutex // guards stats and written
@@ -291,7 +293,7 @@ func (p *Preparer) depend(pr *stage.Prepared) {
 		p.ws.Barrier == deptrack.CauseNone && !p.ws.ReadsConnectionID
 	if it.ConnectionIDUnread {
 		var held int
-		it.Merges, held = merges(&p.recognizer, it.Txn, p.ws.Statements)
+		it.Merges, held = p.merges(it.Txn, p.ws.Statements)
 		it.Bytes += held
 	}
 	p.count(pr.Deps)
@@ -300,19 +302,35 @@ func (p *Preparer) depend(pr *stage.Prepared) {
 // merges are the statements of txn that stmtmerge may merge, of those
 // that got keys (keyed), and about the bytes they hold, which the window's
 // bound counts with the transaction's.
-func merges(r *stmtmerge.Recognizer, txn *binlog.Txn, keyed []deptrack.StatementKey) (out []stage.Merge, held int) {
+func (p *Preparer) merges(txn *binlog.Txn, keyed []deptrack.StatementKey) (out []stage.Merge, held int) {
 	for _, k := range keyed {
 		st := &txn.Statements[k.Index]
 		if st.ErrorCode != 0 || !st.Context.Empty() {
 			continue
 		}
-		if f, ok := r.Recognize(st.Query, k.Column); ok && (f.Kind != stmtmerge.Insert || strict(st)) {
-			out = append(out, stage.Merge{Index: k.Index, Form: &f, Table: k.Table.String()})
-			held += mergeBytes + 40*len(f.Columns)
+		if f, ok := p.recognizer.Recognize(st.Query, k.Column); ok && (f.Kind != stmtmerge.Insert || strict(st)) {
+			out = append(out, stage.Merge{Index: k.Index, Form: &f, Table: p.quotedName(k.Table)})
+			held += mergeBytes + 40*max(len(f.Columns)-8, 0)
 		}
 	}
 	return out, held
 }
+
+// quotedName is n.String(), kept for the next statement of the table.
+func (p *Preparer) quotedName(n schema.TableName) string {
+	if q, ok := p.quoted[n]; ok {
+		return q
+	}
+	if p.quoted == nil || len(p.quoted) >= maxQuoted {
+		p.quoted = map[schema.TableName]string{}
+	}
+	q := n.String()
+	p.quoted[n] = q
+	return q
+}
+
+// maxQuoted bounds the names quotedName keeps.
+const maxQuoted = 4096
 
 // strict reports whether st ran in a strict sql_mode (STRICT_TRANS_TABLES
 // or STRICT_ALL_TABLES): only there does an INSERT of several rows fail on
@@ -323,10 +341,10 @@ func strict(st *binlog.Statement) bool {
 	return st.Session.HasSQLMode && st.Session.SQLMode&strictModes != 0
 }
 
-// mergeBytes is about what a stage.Merge holds besides its columns: the
-// form, its slices' headers, the table's name (its strings are the
-// statement's own text).
-const mergeBytes = 160
+// mergeBytes is about what a stage.Merge of up to eight columns holds:
+// the form and its lists (stmtmerge.Recognize), the entry (its strings are
+// the statement's own text and the table's name, shared).
+const mergeBytes = 400
 
 // refuse stops at what paraply cannot apply in the source's order, naming
 // the transaction, rather than apply part of it.

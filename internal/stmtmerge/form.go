@@ -32,7 +32,6 @@
 package stmtmerge
 
 import (
-	"strconv"
 	"strings"
 )
 
@@ -111,6 +110,12 @@ func (rc *Recognizer) Recognize(query, key string) (f Form, ok bool) {
 	if f.Table, ok = r.table(); !ok {
 		return Form{}, false
 	}
+	if f.Kind != Delete {
+		// One allocation for both lists of a statement of up to eight
+		// columns; append moves a longer one out.
+		strs := make([]string, 16)
+		f.Columns, f.Exprs, f.literal = strs[0:0:8], strs[8:8:16], make([]byte, 0, 8)
+	}
 	switch f.Kind {
 	case Update:
 		if !r.word("SET") || !r.assignments(&f) {
@@ -138,24 +143,6 @@ func (rc *Recognizer) Recognize(query, key string) (f Form, ok bool) {
 	}
 	return f, r.done()
 }
-
-// group is what statements must share to merge: kind, table, columns,
-// and for an UPDATE the key column (its CASE names it).
-func (f *Form) group() string {
-	var b strings.Builder
-	b.WriteByte(byte('0' + f.Kind))
-	b.WriteString(f.Table)
-	b.WriteByte(0)
-	b.WriteString(f.Key)
-	for _, c := range f.Columns {
-		b.WriteByte(0)
-		b.WriteString(c)
-	}
-	return b.String()
-}
-
-// keyText is the key's value as SQL.
-func (f *Form) keyText() string { return strconv.FormatInt(f.KeyValue, 10) }
 
 // unquoted is an identifier without its backticks (doubled ones single).
 func unquoted(name string) string {

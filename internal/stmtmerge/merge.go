@@ -9,10 +9,15 @@ import (
 // The zero value is ready; Flush empties it.
 type Merger struct {
 	items []item
-	// last is the level of the last statement that wrote each row, by
-	// Row.
-	last map[string]int
+	// last is the level of the last statement that wrote each row.
+	last map[row]int
 	n    int // statements added since the last Flush
+}
+
+// row is a row of a table: the table's identity (Add) and its key.
+type row struct {
+	table string
+	key   int64
 }
 
 type item struct {
@@ -26,14 +31,14 @@ type item struct {
 // table.
 func (m *Merger) Add(f *Form, text, table string) {
 	if m.last == nil {
-		m.last = map[string]int{}
+		m.last = map[row]int{}
 	}
-	row := table + "\x00" + strconv.FormatInt(f.KeyValue, 10)
+	r := row{table, f.KeyValue}
 	lv := 0
-	if l, ok := m.last[row]; ok {
+	if l, ok := m.last[r]; ok {
 		lv = l + 1
 	}
-	m.last[row] = lv
+	m.last[r] = lv
 	m.items = append(m.items, item{f: f, text: text, level: lv})
 	m.n++
 }
@@ -52,22 +57,28 @@ func (m *Merger) Flush() []string {
 		top = max(top, it.level)
 	}
 	var out []string
+	var groups [][]*item // of one level, in order of their first statement
 	for lv := 0; lv <= top; lv++ {
-		var order []string
-		groups := map[string][]*item{}
+		groups = groups[:0]
+	items:
 		for k := range m.items {
 			it := &m.items[k]
 			if it.level != lv {
 				continue
 			}
-			g := it.f.group() + "\x01" + it.f.signature()
-			if groups[g] == nil {
-				order = append(order, g)
+			// A level holds a few shapes (tables times statements of the
+			// application's): a scan finds the group without a key to
+			// build for every statement.
+			for g := range groups {
+				if mergeable(groups[g][0].f, it.f) {
+					groups[g] = append(groups[g], it)
+					continue items
+				}
 			}
-			groups[g] = append(groups[g], it)
+			groups = append(groups, []*item{it})
 		}
-		for _, g := range order {
-			out = append(out, render(groups[g]))
+		for _, g := range groups {
+			out = append(out, render(g))
 		}
 	}
 	m.items = m.items[:0]
@@ -76,24 +87,27 @@ func (m *Merger) Flush() []string {
 	return out
 }
 
-// signature is what an UPDATE's members must also share: per column,
-// the kind of its literal, or its expression when it is not one literal
-// (which then must be the same text in every member).
-func (f *Form) signature() string {
-	if f.Kind != Update {
-		return ""
+// mergeable reports whether b may merge with a: the same kind, table,
+// key and columns, and for an UPDATE, per column, the same kind of
+// literal, or the same expression where it is not one literal.
+func mergeable(a, b *Form) bool {
+	if a.Kind != b.Kind || a.Table != b.Table || a.Key != b.Key || len(a.Columns) != len(b.Columns) {
+		return false
 	}
-	var b strings.Builder
-	for i, e := range f.Exprs {
-		if f.literal[i] != 0 {
-			b.WriteByte(f.literal[i])
-		} else {
-			b.WriteByte('e')
-			b.WriteString(e)
+	for i := range a.Columns {
+		if a.Columns[i] != b.Columns[i] {
+			return false
 		}
-		b.WriteByte(0)
 	}
-	return b.String()
+	if a.Kind != Update {
+		return true
+	}
+	for i := range a.Exprs {
+		if a.literal[i] != b.literal[i] || a.literal[i] == 0 && a.Exprs[i] != b.Exprs[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // render writes one statement for the items of one group.
@@ -103,39 +117,85 @@ func render(its []*item) string {
 	}
 	f := its[0].f
 	var b strings.Builder
-	switch f.Kind {
-	case Delete:
-		b.WriteString("DELETE FROM " + f.Table + " WHERE " + f.Key + " IN (")
-		keys(&b, its)
-		b.WriteString(")")
-	case Insert:
-		b.WriteString("INSERT INTO " + f.Table + " (" + strings.Join(f.Columns, ", ") + ") VALUES ")
+	size := 64
+	for _, it := range its {
+		size += len(it.text)
+	}
+	b.Grow(size)
+	var num [20]byte
+	key := func(it *item) { b.Write(strconv.AppendInt(num[:0], it.f.KeyValue, 10)) }
+	keys := func() {
 		for k, it := range its {
 			if k > 0 {
-				b.WriteString(",")
+				b.WriteByte(',')
 			}
-			b.WriteString("(" + strings.Join(it.f.Exprs, ", ") + ")")
+			key(it)
+		}
+	}
+	switch f.Kind {
+	case Delete:
+		b.WriteString("DELETE FROM ")
+		b.WriteString(f.Table)
+		b.WriteString(" WHERE ")
+		b.WriteString(f.Key)
+		b.WriteString(" IN (")
+		keys()
+		b.WriteByte(')')
+	case Insert:
+		b.WriteString("INSERT INTO ")
+		b.WriteString(f.Table)
+		b.WriteString(" (")
+		for j, c := range f.Columns {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(c)
+		}
+		b.WriteString(") VALUES ")
+		for k, it := range its {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('(')
+			for j, e := range it.f.Exprs {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(e)
+			}
+			b.WriteByte(')')
 		}
 	case Update:
-		b.WriteString("UPDATE " + f.Table + " SET ")
+		b.WriteString("UPDATE ")
+		b.WriteString(f.Table)
+		b.WriteString(" SET ")
 		for j, col := range f.Columns {
 			if j > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(col + "=")
+			b.WriteString(col)
+			b.WriteByte('=')
 			if same(its, j) {
 				b.WriteString(f.Exprs[j])
 				continue
 			}
-			b.WriteString("CASE " + f.Key)
+			b.WriteString("CASE ")
+			b.WriteString(f.Key)
 			for _, it := range its {
-				b.WriteString(" WHEN " + it.f.keyText() + " THEN " + it.f.Exprs[j])
+				b.WriteString(" WHEN ")
+				key(it)
+				b.WriteString(" THEN ")
+				b.WriteString(it.f.Exprs[j])
 			}
-			b.WriteString(" ELSE " + col + " END")
+			b.WriteString(" ELSE ")
+			b.WriteString(col)
+			b.WriteString(" END")
 		}
-		b.WriteString(" WHERE " + f.Key + " IN (")
-		keys(&b, its)
-		b.WriteString(")")
+		b.WriteString(" WHERE ")
+		b.WriteString(f.Key)
+		b.WriteString(" IN (")
+		keys()
+		b.WriteByte(')')
 	}
 	return b.String()
 }
@@ -148,13 +208,4 @@ func same(its []*item, j int) bool {
 		}
 	}
 	return true
-}
-
-func keys(b *strings.Builder, its []*item) {
-	for k, it := range its {
-		if k > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString(it.f.keyText())
-	}
 }
