@@ -6,7 +6,7 @@
 //	UPDATE t SET k=k+1 WHERE id=5; UPDATE t SET k=k+1 WHERE id=7
 //	  -> UPDATE t SET k=k+1 WHERE id IN (5,7)
 //	UPDATE t SET c='a' WHERE id=5; UPDATE t SET c='b' WHERE id=7
-//	  -> UPDATE t SET c=CASE id WHEN 5 THEN 'a' WHEN 7 THEN 'b' ELSE c END WHERE id IN (5,7)
+//	  -> UPDATE t SET c=CASE id WHEN 5 THEN 'a' WHEN 7 THEN 'b' END WHERE id IN (5,7)
 //	DELETE FROM t WHERE id=5; DELETE FROM t WHERE id=7
 //	  -> DELETE FROM t WHERE id IN (5,7)
 //	INSERT INTO t (id,c) VALUES (5,'a'); INSERT INTO t (id,c) VALUES (7,'b')
@@ -60,10 +60,10 @@ type Form struct {
 	// values (INSERT).
 	Columns []string
 	Exprs   []string
-	// literal says, per Exprs, whether the expression is one integer or
-	// string literal: an UPDATE's differing expressions merge into a CASE
-	// only then (a CASE's type is its branches', which one kind keeps as
-	// each branch's own).
+	// literal says, per Exprs, whether the expression is one integer,
+	// decimal or string literal: an UPDATE's differing expressions merge
+	// into a CASE only then (a CASE's type is its branches', which one
+	// kind keeps as each branch's own).
 	literal []byte
 }
 

@@ -17,6 +17,7 @@ func TestRecognize(t *testing.T) {
 		{"update `d`.`t` set c = 'a,b', `n`=CONCAT(c, ')') where `ID` = 12", Form{Kind: Update, Table: "`d`.`t`", Key: "`ID`", KeyValue: 12,
 			Columns: []string{"c", "`n`"}, Exprs: []string{"'a,b'", "CONCAT(c, ')')"}}},
 		{"DELETE FROM sbtest8 WHERE id=50149", Form{Kind: Delete, Table: "sbtest8", Key: "id", KeyValue: 50149}},
+		{"UPDATE t SET d=12.50, e=1.5e3 WHERE id=3", Form{Kind: Update, Table: "t", Key: "id", KeyValue: 3, Columns: []string{"d", "e"}, Exprs: []string{"12.50", "1.5e3"}}},
 		{"INSERT INTO sbtest8 (id, k, c) VALUES (50149, 50591, 'it''s')", Form{Kind: Insert, Table: "sbtest8", Key: "id", KeyValue: 50149,
 			Columns: []string{"id", "k", "c"}, Exprs: []string{"50149", "50591", "'it''s'"}}},
 		{"INSERT t (c, id) VALUES (NOW(), 7)", Form{Kind: Insert, Table: "t", Key: "id", KeyValue: 7, Columns: []string{"c", "id"}, Exprs: []string{"NOW()", "7"}}},
@@ -98,16 +99,19 @@ func TestFlushLevels(t *testing.T) {
 	add("UPDATE t SET k=k+1 WHERE id=3", "d.t") // after the insert of row 3
 	add("UPDATE u SET k=k+1 WHERE id=3", "d.u") // another table's row 3
 	add("UPDATE t SET c=c WHERE id=7", "d.t")   // not a literal: alone
-	if m.Len() != 11 {
-		t.Errorf("Len = %d, want 11", m.Len())
+	add("UPDATE t SET d=1.5 WHERE id=9", "d.t") // decimals: a CASE of their own
+	add("UPDATE t SET d=2.25 WHERE id=10", "d.t")
+	if m.Len() != 13 {
+		t.Errorf("Len = %d, want 13", m.Len())
 	}
 	got := m.Flush()
 	want := []string{
 		"UPDATE t SET k=k+1 WHERE id IN (1,4)",
-		"UPDATE t SET c=CASE id WHEN 2 THEN 'a' WHEN 5 THEN 'b' ELSE c END WHERE id IN (2,5)",
+		"UPDATE t SET c=CASE id WHEN 2 THEN 'a' WHEN 5 THEN 'b' END WHERE id IN (2,5)",
 		"DELETE FROM t WHERE id IN (3,6)",
 		"UPDATE u SET k=k+1 WHERE id=3",
 		"UPDATE t SET c=c WHERE id=7",
+		"UPDATE t SET d=CASE id WHEN 9 THEN 1.5 WHEN 10 THEN 2.25 END WHERE id IN (9,10)",
 		"INSERT INTO t (id, k, c) VALUES (3, 1, 'x'),(6, 2, 'y')",
 		"UPDATE t SET k=k+1 WHERE id=3",
 	}

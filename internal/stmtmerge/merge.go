@@ -187,8 +187,9 @@ func render(its []*item) string {
 				b.WriteString(" THEN ")
 				b.WriteString(it.f.Exprs[j])
 			}
-			b.WriteString(" ELSE ")
-			b.WriteString(col)
+			// No ELSE: the WHERE takes only the rows the WHENs name, and
+			// an ELSE of the column would add its type to the CASE's,
+			// which the statements' literals alone make.
 			b.WriteString(" END")
 		}
 		b.WriteString(" WHERE ")

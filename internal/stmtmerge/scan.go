@@ -58,6 +58,13 @@ func scan(toks []token, q string) ([]token, bool) {
 			for j < len(q) && isWordByte(q[j]) {
 				j++
 			}
+			// A decimal literal (12.5) is one token.
+			if j+1 < len(q) && q[j] == '.' && isDigit(q[j+1]) && strings.Trim(q[i:j], "0123456789") == "" {
+				j++
+				for j < len(q) && isDigit(q[j]) {
+					j++
+				}
+			}
 			toks = append(toks, token{kind: tokWord, start: i, end: j, text: q[i:j]})
 			i = j
 		default:
@@ -67,6 +74,8 @@ func scan(toks []token, q string) ([]token, bool) {
 	}
 	return toks, true
 }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func isWordByte(c byte) bool {
 	return c == '_' || c == '$' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
@@ -172,8 +181,8 @@ func (r *reader) positive() (int64, bool) {
 }
 
 // expr consumes an expression: tokens up to a top-level comma, closing
-// parenthesis or WHERE. It returns its text and whether it is one integer
-// or string literal ('i', 's', or 0).
+// parenthesis or WHERE. It returns its text and whether it is one
+// integer, decimal or string literal ('i', 'd', 's', or 0).
 func (r *reader) expr() (string, byte, bool) {
 	first, depth := r.i, 0
 	for ; r.i < len(r.toks); r.i++ {
@@ -201,6 +210,8 @@ func (r *reader) expr() (string, byte, bool) {
 			lit = 's'
 		case t.kind == tokWord && strings.Trim(t.text, "0123456789") == "":
 			lit = 'i'
+		case t.kind == tokWord && strings.Trim(t.text, "0123456789.") == "" && isDigit(t.text[0]):
+			lit = 'd'
 		}
 	}
 	return r.text(first, r.i), lit, true
