@@ -105,10 +105,9 @@ type stmtPacket struct {
 	mergeBytes int
 }
 
-// reset empties p's text, keeping what it set on the session.
+// reset empties p's text, keeping what it set on the session (and what
+// merger holds, which flushStatements settles before).
 func (p *stmtPacket) reset() {
-	p.merger.Flush()
-	p.mergeBytes = 0
 	p.text.Reset()
 	p.stmts = p.stmts[:0]
 	p.open = false
