@@ -124,45 +124,35 @@ func render(its []*item) string {
 	b.Grow(size)
 	var num [20]byte
 	key := func(it *item) { b.Write(strconv.AppendInt(num[:0], it.f.KeyValue, 10)) }
-	keys := func() {
+	whereIn := func() {
+		b.WriteString(" WHERE ")
+		b.WriteString(f.Key)
+		b.WriteString(" IN (")
 		for k, it := range its {
 			if k > 0 {
 				b.WriteByte(',')
 			}
 			key(it)
 		}
+		b.WriteByte(')')
 	}
 	switch f.Kind {
 	case Delete:
 		b.WriteString("DELETE FROM ")
 		b.WriteString(f.Table)
-		b.WriteString(" WHERE ")
-		b.WriteString(f.Key)
-		b.WriteString(" IN (")
-		keys()
-		b.WriteByte(')')
+		whereIn()
 	case Insert:
 		b.WriteString("INSERT INTO ")
 		b.WriteString(f.Table)
 		b.WriteString(" (")
-		for j, c := range f.Columns {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(c)
-		}
+		writeList(&b, f.Columns)
 		b.WriteString(") VALUES ")
 		for k, it := range its {
 			if k > 0 {
 				b.WriteByte(',')
 			}
 			b.WriteByte('(')
-			for j, e := range it.f.Exprs {
-				if j > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString(e)
-			}
+			writeList(&b, it.f.Exprs)
 			b.WriteByte(')')
 		}
 	case Update:
@@ -192,13 +182,19 @@ func render(its []*item) string {
 			// which the statements' literals alone make.
 			b.WriteString(" END")
 		}
-		b.WriteString(" WHERE ")
-		b.WriteString(f.Key)
-		b.WriteString(" IN (")
-		keys()
-		b.WriteByte(')')
+		whereIn()
 	}
 	return b.String()
+}
+
+// writeList writes list to b, ", " between its items.
+func writeList(b *strings.Builder, list []string) {
+	for j, s := range list {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(s)
+	}
 }
 
 // same reports whether the items' j-th expressions are the same text.
