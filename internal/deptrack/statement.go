@@ -48,7 +48,7 @@ func (x *Extractor) statements(t *binlog.Txn, ws *Writeset) (bool, string) {
 		if !ok {
 			return false, ""
 		}
-		if containsFold(text, "connection_id") || containsFold(text, "pseudo_thread_id") {
+		if schema.IndexFold(text, "connection_id") >= 0 || schema.IndexFold(text, "pseudo_thread_id") >= 0 {
 			ws.ReadsConnectionID = true
 		}
 		col, ok := x.statementKeys(w, ws)
@@ -170,44 +170,4 @@ func integerType(t string) bool {
 		return true
 	}
 	return false
-}
-
-// containsFold reports whether s contains sub, which is lower-case ASCII
-// with an underscore, in any letter case, without the copy strings.ToLower
-// would make of every statement: it looks only where s has an underscore
-// (strings.IndexByte), which most statements have few of.
-func containsFold(s, sub string) bool {
-	u := strings.IndexByte(sub, '_')
-	for i := 0; ; i++ {
-		j := strings.IndexByte(s[i:], '_')
-		if j < 0 {
-			return false
-		}
-		i += j
-		// Each underscore of sub could be this one.
-		for k := u; k >= 0 && k < len(sub); {
-			if start := i - k; start >= 0 && start+len(sub) <= len(s) && equalFold(s[start:start+len(sub)], sub) {
-				return true
-			}
-			n := strings.IndexByte(sub[k+1:], '_')
-			if n < 0 {
-				break
-			}
-			k += n + 1
-		}
-	}
-}
-
-// equalFold reports whether s equals sub, lower-case ASCII, in any case.
-func equalFold(s, sub string) bool {
-	for i := 0; i < len(sub); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != sub[i] {
-			return false
-		}
-	}
-	return true
 }

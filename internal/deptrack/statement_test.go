@@ -112,30 +112,3 @@ ALTER TABLE altered ALTER COLUMN c SET DEFAULT (Connection_Id() + 1);
 		}
 	}
 }
-
-// TestContainsFold: the case-insensitive search for a name in a
-// statement's text.
-func TestContainsFold(t *testing.T) {
-	for _, c := range []struct {
-		s    string
-		want bool
-	}{
-		{"SELECT CONNECTION_ID()", true}, {"connection_id", true}, {"x Connection_Id(", true},
-		{"connection id", false}, {"connection_i", false}, {"", false}, {"CONNECTIONXID", false},
-		{"_connection_id_", true}, {"a_b connection_id", true}, {"x_connection", false},
-	} {
-		if got := containsFold(c.s, "connection_id"); got != c.want {
-			t.Errorf("containsFold(%q) = %v, want %v", c.s, got, c.want)
-		}
-	}
-	for _, c := range []struct {
-		s    string
-		want bool
-	}{
-		{"@@PSEUDO_THREAD_ID", true}, {"pseudo_thread_id", true}, {"pseudo_thread", false}, {"xpseudo_thread_idx", true}, {"pseudo-thread_id", false},
-	} {
-		if got := containsFold(c.s, "pseudo_thread_id"); got != c.want {
-			t.Errorf("containsFold(%q, pseudo_thread_id) = %v, want %v", c.s, got, c.want)
-		}
-	}
-}

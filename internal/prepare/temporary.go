@@ -192,19 +192,6 @@ func single(txn *binlog.Txn, cat *schema.Catalog) bool {
 // statement that merely names a column "match" is sent alone too; that
 // costs a batch, never a difference.
 func readsFullText(q string) bool {
-	i := indexFold(q, "match")
-	return i >= 0 && indexFold(q[i:], "against") >= 0
-}
-
-// indexFold is strings.Index ignoring ASCII case, for a lower-case sub.
-// It runs on every statement of a statement-format stream: one pass that
-// compares further only where the first letter matches.
-func indexFold(s, sub string) int {
-	first := sub[0]
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i]|0x20 == first && strings.EqualFold(s[i:i+len(sub)], sub) {
-			return i
-		}
-	}
-	return -1
+	i := schema.IndexFold(q, "match")
+	return i >= 0 && schema.IndexFold(q[i:], "against") >= 0
 }
