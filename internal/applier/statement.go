@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -354,7 +355,7 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *stage.
 			clear(p.set) // loadData gave the session its own settings back
 			p.hasLast = false
 		default:
-			if err := w.statement(ctx, conn, work, p, i, st); err != nil {
+			if err := w.statement(ctx, conn, work, p, i, k); err != nil {
 				return err
 			}
 		}
@@ -362,10 +363,11 @@ func (w *worker) txnStatements(ctx context.Context, conn *sql.Conn, work *stage.
 	return rows(len(t.Txn.Rows))
 }
 
-// statement adds statement st of the i-th transaction of work to p, and
-// sends the packet when st must end it: alone, logged with an error, or
-// the packet full.
-func (w *worker) statement(ctx context.Context, conn *sql.Conn, work *stage.Work, p *stmtPacket, i int, st *binlog.Statement) error {
+// statement adds the k-th statement st of the i-th transaction of work
+// to p, and sends the packet when st must end it: alone, logged with an
+// error, or the packet full.
+func (w *worker) statement(ctx context.Context, conn *sql.Conn, work *stage.Work, p *stmtPacket, i, k int) error {
+	st := &work.Txns[i].Txn.Statements[k]
 	alone := p.single || st.ErrorCode != 0
 	if alone {
 		if err := w.flushStatements(ctx, conn, work, p); err != nil {
@@ -378,7 +380,7 @@ func (w *worker) statement(ctx context.Context, conn *sql.Conn, work *stage.Work
 	}
 	var m *stage.Merge
 	if !alone && !w.logsStatements {
-		m = mergeOf(work.Txns[i], st)
+		m = mergeOf(work.Txns[i], k)
 	}
 	if err := w.addStatement(p, i, st, !work.Txns[i].ConnectionIDUnread || w.logsStatements, m); err != nil {
 		return &stage.ConflictError{GTID: work.Txns[i].GTID, What: "cannot give the statement its session's context: " + abbreviate(binlog.RedactSecrets(st.Text())), Err: err}
@@ -389,14 +391,14 @@ func (w *worker) statement(ctx context.Context, conn *sql.Conn, work *stage.Work
 	return nil
 }
 
-// mergeOf is st's entry in t.Merges, nil if it has none.
-func mergeOf(t *stage.Txn, st *binlog.Statement) *stage.Merge {
-	for k := range t.Merges {
-		if &t.Txn.Statements[t.Merges[k].Index] == st {
-			return &t.Merges[k]
-		}
+// mergeOf is the entry of t's k-th statement in t.Merges (in statement
+// order), nil if it has none.
+func mergeOf(t *stage.Txn, k int) *stage.Merge {
+	j, ok := slices.BinarySearchFunc(t.Merges, k, func(m stage.Merge, k int) int { return m.Index - k })
+	if !ok {
+		return nil
 	}
-	return nil
+	return &t.Merges[j]
 }
 
 // ownSettings gives the session the worker's own settings back if the
