@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -153,7 +152,7 @@ func useSchema(ctx context.Context, conn *sql.Conn, name string) error {
 // collation_server's), sql_mode; and what a CREATE ... SELECT reads: user
 // variables, CONNECTION_ID(), INSERT_ID.
 func (w *worker) ddlSession(ctx context.Context, conn *sql.Conn, t *stage.Txn, st *binlog.Statement, q string) error {
-	thread := strings.Contains(strings.ToUpper(q), "CONNECTION_ID")
+	thread := schema.IndexFold(q, "connection_id") >= 0
 	as := statementContext(statementSession(st, w.p.cfg.SourceSession, w.mariadb), st, thread)
 	if w.mariadb {
 		// A replica keeps the history of a system-versioned table
