@@ -26,6 +26,7 @@ type shape struct {
 	insert    bool
 	set       []string
 	rows      [][]colValue // nil where Writes.Rows is
+	nRows     int          // the values of rows, together
 	where     []colValues
 	whereSet  bool // Writes.Where is not nil
 	nWhere    int  // the values of where, together
@@ -141,25 +142,26 @@ func (sh *shape) compile(w Writes, n int) {
 	if w.Rows != nil {
 		sh.rows = make([][]colValue, len(w.Rows))
 		for i, row := range w.Rows {
-			for col, v := range row {
-				sh.rows[i] = append(sh.rows[i], colValue{col: strings.Clone(col), v: val(v)})
-				sh.size += 48 + len(col)
+			for _, c := range row {
+				sh.rows[i] = append(sh.rows[i], colValue{col: strings.Clone(c.Column), v: val(c.Value)})
+				sh.size += 48 + len(c.Column)
+				sh.nRows++
 			}
 		}
 	}
 	if w.Where != nil {
 		sh.whereSet = true
-		for col, vs := range w.Where {
-			c := colValues{col: strings.Clone(col)}
-			if vs != nil {
-				c.vs = make([]litValue, len(vs))
-				for i, v := range vs {
+		for _, cv := range w.Where {
+			c := colValues{col: strings.Clone(cv.Column)}
+			if cv.Values != nil {
+				c.vs = make([]litValue, len(cv.Values))
+				for i, v := range cv.Values {
 					c.vs[i] = val(v)
 				}
 			}
 			sh.where = append(sh.where, c)
-			sh.nWhere += len(vs)
-			sh.size += 48 + len(col) + 16*len(vs)
+			sh.nWhere += len(cv.Values)
+			sh.size += 48 + len(cv.Column) + 16*len(cv.Values)
 		}
 	}
 	sh.size += 32 * len(sh.set)
@@ -170,29 +172,35 @@ func (sh *shape) compile(w Writes, n int) {
 func (sh *shape) writes(ints []int64) Writes {
 	w := Writes{Table: sh.table, Insert: sh.insert, Set: sh.set}
 	if sh.rows != nil {
-		w.Rows = make([]map[string]int64, len(sh.rows))
+		// One backing array for every row's values, one for the rows.
+		w.Rows = make([][]ColumnValue, len(sh.rows))
+		vals := make([]ColumnValue, sh.nRows)
 		for i, row := range sh.rows {
-			m := make(map[string]int64, len(row))
-			for _, c := range row {
-				m[c.col] = c.v.value(ints)
+			if len(row) == 0 {
+				continue // a row without integer literals
 			}
-			w.Rows[i] = m
+			out := vals[:len(row):len(row)]
+			vals = vals[len(row):]
+			for j, c := range row {
+				out[j] = ColumnValue{Column: c.col, Value: c.v.value(ints)}
+			}
+			w.Rows[i] = out
 		}
 	}
 	if sh.whereSet {
-		w.Where = make(map[string][]int64, len(sh.where))
+		w.Where = make([]ColumnValues, len(sh.where))
 		vals := make([]int64, sh.nWhere)
-		for _, c := range sh.where {
+		for i, c := range sh.where {
+			w.Where[i].Column = c.col
 			if c.vs == nil {
-				w.Where[c.col] = nil
 				continue
 			}
 			out := vals[:len(c.vs):len(c.vs)]
 			vals = vals[len(c.vs):]
-			for i, v := range c.vs {
-				out[i] = v.value(ints)
+			for j, v := range c.vs {
+				out[j] = v.value(ints)
 			}
-			w.Where[c.col] = out
+			w.Where[i].Values = out
 		}
 	}
 	return w

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -14,16 +15,66 @@ import (
 type Writes struct {
 	Table TableName
 	// Insert: Rows holds each row the statement inserts (INSERT or
-	// REPLACE ... VALUES), by lower-case column name, the columns a
-	// literal integer gives. Otherwise the statement is an UPDATE or a
-	// DELETE of the rows whose columns Where pins to one of the values it
-	// lists (WHERE c = 1 AND d IN (2, 3) AND ...), by lower-case name.
+	// REPLACE ... VALUES): the columns a literal integer gives, by
+	// lower-case name, in the statement's order. Otherwise the statement
+	// is an UPDATE or a DELETE of the rows whose columns Where pins to one
+	// of the values it lists (WHERE c = 1 AND d IN (2, 3) AND ...), by
+	// lower-case name, in the order the WHERE first pins them.
+	//
+	// Slices rather than maps: a statement names a handful of columns,
+	// and every statement of a statement-format stream is read, from its
+	// shape (see shapeCache), into a new Writes.
 	Insert bool
-	Rows   []map[string]int64
-	Where  map[string][]int64
+	Rows   [][]ColumnValue
+	Where  []ColumnValues
 	// Set are the columns (lower case) an UPDATE, or an INSERT's ON
 	// DUPLICATE KEY UPDATE, assigns.
 	Set []string
+}
+
+// ColumnValue is the integer a literal gives a column of a row.
+type ColumnValue struct {
+	Column string
+	Value  int64
+}
+
+// ColumnValues are the values a WHERE pins a column to.
+type ColumnValues struct {
+	Column string
+	Values []int64
+}
+
+// RowValue is the value row gives column col, if it gives one.
+func RowValue(row []ColumnValue, col string) (int64, bool) {
+	for _, c := range row {
+		if c.Column == col {
+			return c.Value, true
+		}
+	}
+	return 0, false
+}
+
+// setRowValue gives col the value v in row, the last value a column list
+// that names col twice gives it.
+func setRowValue(row []ColumnValue, col string, v int64) []ColumnValue {
+	for i := range row {
+		if row[i].Column == col {
+			row[i].Value = v
+			return row
+		}
+	}
+	return append(row, ColumnValue{Column: col, Value: v})
+}
+
+// Pinned are the values w's WHERE pins column col to; nil if it pins
+// none.
+func (w *Writes) Pinned(col string) []int64 {
+	for _, c := range w.Where {
+		if c.Column == col {
+			return c.Values
+		}
+	}
+	return nil
 }
 
 // StatementWrites reads which rows query, run with currentSchema as the
@@ -100,13 +151,13 @@ func insertWrites(cur string, n *ast.InsertStmt) (Writes, bool) {
 		if len(list) != len(n.Columns) {
 			return Writes{}, false
 		}
-		row := map[string]int64{}
+		var row []ColumnValue
 		for i, e := range list {
 			if !readsOnly(alias, e) {
 				return Writes{}, false
 			}
 			if v, ok := intLiteral(e); ok {
-				row[n.Columns[i].Name.L] = v
+				row = setRowValue(row, n.Columns[i].Name.L, v)
 			}
 		}
 		w.Rows = append(w.Rows, row)
@@ -153,8 +204,11 @@ func sameTable(alias string, c *ast.ColumnName) bool {
 
 // pinned reads the columns a WHERE clause's top-level conjunction pins
 // to integer literals (c = 5, 5 = c, c IN (1, 2)).
-func pinned(alias string, where ast.ExprNode) map[string][]int64 {
-	out := map[string][]int64{}
+func pinned(alias string, where ast.ExprNode) []ColumnValues {
+	var out []ColumnValues
+	pins := func(col string) bool {
+		return slices.ContainsFunc(out, func(c ColumnValues) bool { return c.Column == col })
+	}
 	var walk func(e ast.ExprNode)
 	walk = func(e ast.ExprNode) {
 		switch e := e.(type) {
@@ -171,14 +225,14 @@ func pinned(alias string, where ast.ExprNode) map[string][]int64 {
 					col, val = val, col
 				}
 				if c, ok := col.(*ast.ColumnNameExpr); ok && sameTable(alias, c.Name) {
-					if v, ok := intLiteral(val); ok && out[c.Name.Name.L] == nil {
-						out[c.Name.Name.L] = []int64{v}
+					if v, ok := intLiteral(val); ok && !pins(c.Name.Name.L) {
+						out = append(out, ColumnValues{Column: c.Name.Name.L, Values: []int64{v}})
 					}
 				}
 			}
 		case *ast.PatternInExpr:
 			c, ok := e.Expr.(*ast.ColumnNameExpr)
-			if !ok || e.Not || e.Sel != nil || !sameTable(alias, c.Name) || out[c.Name.Name.L] != nil {
+			if !ok || e.Not || e.Sel != nil || !sameTable(alias, c.Name) || pins(c.Name.Name.L) {
 				return
 			}
 			var vs []int64
@@ -189,7 +243,9 @@ func pinned(alias string, where ast.ExprNode) map[string][]int64 {
 				}
 				vs = append(vs, v)
 			}
-			out[c.Name.Name.L] = vs
+			if len(vs) > 0 {
+				out = append(out, ColumnValues{Column: c.Name.Name.L, Values: vs})
+			}
 		}
 	}
 	if where != nil {

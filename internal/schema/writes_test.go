@@ -14,16 +14,16 @@ func TestStatementWrites(t *testing.T) {
 		want Writes
 		ok   bool
 	}{
-		{"UPDATE t SET k=k+1 WHERE id=5", Writes{Table: tn, Where: map[string][]int64{"id": {5}}, Set: []string{"k"}}, true},
-		{"UPDATE sbtest1 SET c='x' WHERE id=42", Writes{Table: TableName{"db", "sbtest1"}, Where: map[string][]int64{"id": {42}}, Set: []string{"c"}}, true},
-		{"DELETE FROM `o`.`t` WHERE (id = -3) AND c LIKE 'a%'", Writes{Table: TableName{"o", "t"}, Where: map[string][]int64{"id": {-3}}}, true},
-		{"DELETE FROM t WHERE id IN (1, 2) AND k = 7", Writes{Table: tn, Where: map[string][]int64{"id": {1, 2}, "k": {7}}}, true},
+		{"UPDATE t SET k=k+1 WHERE id=5", Writes{Table: tn, Where: []ColumnValues{{"id", []int64{5}}}, Set: []string{"k"}}, true},
+		{"UPDATE sbtest1 SET c='x' WHERE id=42", Writes{Table: TableName{"db", "sbtest1"}, Where: []ColumnValues{{"id", []int64{42}}}, Set: []string{"c"}}, true},
+		{"DELETE FROM `o`.`t` WHERE (id = -3) AND c LIKE 'a%'", Writes{Table: TableName{"o", "t"}, Where: []ColumnValues{{"id", []int64{-3}}}}, true},
+		{"DELETE FROM t WHERE id IN (1, 2) AND k = 7", Writes{Table: tn, Where: []ColumnValues{{"id", []int64{1, 2}}, {"k", []int64{7}}}}, true},
 		{"INSERT INTO t (id, k, c) VALUES (1, 2, 'a'), (3, 4, CONCAT('b', NOW()))",
-			Writes{Table: tn, Insert: true, Rows: []map[string]int64{{"id": 1, "k": 2}, {"id": 3, "k": 4}}}, true},
+			Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"id", 1}, {"k", 2}}, {{"id", 3}, {"k", 4}}}}, true},
 		{"INSERT INTO t (id, n) VALUES (1, 1) ON DUPLICATE KEY UPDATE n = n + VALUES(n)",
-			Writes{Table: tn, Insert: true, Rows: []map[string]int64{{"id": 1, "n": 1}}, Set: []string{"n"}}, true},
-		{"REPLACE INTO t (id) VALUES (9)", Writes{Table: tn, Insert: true, Rows: []map[string]int64{{"id": 9}}}, true},
-		{"UPDATE t SET v = @x WHERE id = 1", Writes{Table: tn, Where: map[string][]int64{"id": {1}}, Set: []string{"v"}}, true},
+			Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"id", 1}, {"n", 1}}}, Set: []string{"n"}}, true},
+		{"REPLACE INTO t (id) VALUES (9)", Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"id", 9}}}}, true},
+		{"UPDATE t SET v = @x WHERE id = 1", Writes{Table: tn, Where: []ColumnValues{{"id", []int64{1}}}, Set: []string{"v"}}, true},
 		// Reads beyond its row, or writes rows its text does not fix.
 		{"UPDATE t SET v = (SELECT MAX(v) FROM u) WHERE id = 1", Writes{}, false},
 		{"UPDATE t JOIN u USING (id) SET t.v = 1 WHERE id = 1", Writes{}, false},
