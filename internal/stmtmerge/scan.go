@@ -1,6 +1,7 @@
 package stmtmerge
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -14,15 +15,40 @@ const (
 	tokPunct                   // any other character
 )
 
+// token is a run of the query's bytes, start to end. It holds no
+// pointer (reader.str gives its text): a statement's tokens are appended
+// to a reused slice without the garbage collector's write barriers.
 type token struct {
 	kind       tokenKind
-	start, end int // byte offsets in the query
-	text       string
+	start, end int32 // byte offsets in the query
+}
+
+// unsafeInQuotes are the bytes Recognize refuses inside a quoted string
+// or identifier (see scan).
+var unsafeInQuotes = func() (t [256]bool) {
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = true
+	}
+	t['\\'], t[0] = true, true
+	return t
+}()
+
+// plain reports whether s holds none of unsafeInQuotes.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if unsafeInQuotes[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // scan appends query's tokens to toks, or says it cannot read it with
 // certainty (see the package comment).
 func scan(toks []token, q string) ([]token, bool) {
+	if len(q) > math.MaxInt32 {
+		return nil, false // beyond a token's offsets (and any max_allowed_packet)
+	}
 	for i := 0; i < len(q); {
 		c := q[i]
 		switch {
@@ -33,25 +59,26 @@ func scan(toks []token, q string) ([]token, bool) {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
 		case c == '`' || c == '\'':
+			// The closing quote is the next one not doubled; what lies
+			// between must be plain.
 			j := i + 1
 			for {
-				if j >= len(q) || q[j] >= 0x80 || q[j] == '\\' || q[j] == 0 {
+				k := strings.IndexByte(q[j:], c)
+				if k < 0 || !plain(q[j:j+k]) {
 					return nil, false
 				}
-				if q[j] == c {
-					if j+1 < len(q) && q[j+1] == c {
-						j += 2
-						continue
-					}
-					break
+				j += k
+				if j+1 < len(q) && q[j+1] == c {
+					j += 2
+					continue
 				}
-				j++
+				break
 			}
 			kind := tokString
 			if c == '`' {
 				kind = tokIdent
 			}
-			toks = append(toks, token{kind: kind, start: i, end: j + 1, text: q[i : j+1]})
+			toks = append(toks, token{kind: kind, start: int32(i), end: int32(j + 1)})
 			i = j + 1
 		case isWordByte(c):
 			j := i + 1
@@ -65,10 +92,10 @@ func scan(toks []token, q string) ([]token, bool) {
 					j++
 				}
 			}
-			toks = append(toks, token{kind: tokWord, start: i, end: j, text: q[i:j]})
+			toks = append(toks, token{kind: tokWord, start: int32(i), end: int32(j)})
 			i = j
 		default:
-			toks = append(toks, token{kind: tokPunct, start: i, end: i + 1, text: q[i : i+1]})
+			toks = append(toks, token{kind: tokPunct, start: int32(i), end: int32(i + 1)})
 			i++
 		}
 	}
@@ -88,6 +115,9 @@ type reader struct {
 	i     int
 }
 
+// str is t's text.
+func (r *reader) str(t token) string { return r.query[t.start:t.end] }
+
 func (r *reader) peek() (token, bool) {
 	if r.i >= len(r.toks) {
 		return token{}, false
@@ -97,7 +127,7 @@ func (r *reader) peek() (token, bool) {
 
 // word consumes the keyword kw.
 func (r *reader) word(kw string) bool {
-	if t, ok := r.peek(); ok && t.kind == tokWord && strings.EqualFold(t.text, kw) {
+	if t, ok := r.peek(); ok && t.kind == tokWord && strings.EqualFold(r.str(t), kw) {
 		r.i++
 		return true
 	}
@@ -106,7 +136,7 @@ func (r *reader) word(kw string) bool {
 
 // punct consumes the character c.
 func (r *reader) punct(c byte) bool {
-	if t, ok := r.peek(); ok && t.kind == tokPunct && t.text[0] == c {
+	if t, ok := r.peek(); ok && t.kind == tokPunct && r.query[t.start] == c {
 		r.i++
 		return true
 	}
@@ -139,12 +169,12 @@ func isReserved(word string) bool {
 // name consumes an identifier and returns it as written.
 func (r *reader) name() (string, bool) {
 	t, ok := r.peek()
-	if !ok || t.kind == tokWord && (isReserved(t.text) || t.text[0] >= '0' && t.text[0] <= '9') ||
+	if !ok || t.kind == tokWord && (isReserved(r.str(t)) || isDigit(r.query[t.start])) ||
 		t.kind != tokWord && t.kind != tokIdent {
 		return "", false
 	}
 	r.i++
-	return t.text, true
+	return r.str(t), true
 }
 
 // table consumes name or name.name and returns it as written.
@@ -172,8 +202,8 @@ func (r *reader) positive() (int64, bool) {
 	if !ok || t.kind != tokWord {
 		return 0, false
 	}
-	v, err := strconv.ParseInt(t.text, 10, 64)
-	if err != nil || v <= 0 || t.text[0] == '0' {
+	v, err := strconv.ParseInt(r.str(t), 10, 64)
+	if err != nil || v <= 0 || r.query[t.start] == '0' {
 		return 0, false
 	}
 	r.i++
@@ -187,16 +217,17 @@ func (r *reader) expr() (string, byte, bool) {
 	first, depth := r.i, 0
 	for ; r.i < len(r.toks); r.i++ {
 		t := r.toks[r.i]
-		if t.kind == tokWord && (strings.EqualFold(t.text, "DEFAULT") || strings.EqualFold(t.text, "SELECT")) {
+		text := r.str(t)
+		if t.kind == tokWord && (strings.EqualFold(text, "DEFAULT") || strings.EqualFold(text, "SELECT")) {
 			return "", 0, false
 		}
-		if depth == 0 && (t.kind == tokPunct && (t.text == "," || t.text == ")") || t.kind == tokWord && strings.EqualFold(t.text, "WHERE")) {
+		if depth == 0 && (t.kind == tokPunct && (text == "," || text == ")") || t.kind == tokWord && strings.EqualFold(text, "WHERE")) {
 			break
 		}
 		switch {
-		case t.kind == tokPunct && t.text == "(":
+		case t.kind == tokPunct && text == "(":
 			depth++
-		case t.kind == tokPunct && t.text == ")":
+		case t.kind == tokPunct && text == ")":
 			depth--
 		}
 	}
@@ -205,12 +236,12 @@ func (r *reader) expr() (string, byte, bool) {
 	}
 	var lit byte
 	if r.i == first+1 {
-		switch t := r.toks[first]; {
+		switch t, text := r.toks[first], r.str(r.toks[first]); {
 		case t.kind == tokString:
 			lit = 's'
-		case t.kind == tokWord && strings.Trim(t.text, "0123456789") == "":
+		case t.kind == tokWord && strings.Trim(text, "0123456789") == "":
 			lit = 'i'
-		case t.kind == tokWord && strings.Trim(t.text, "0123456789.") == "" && isDigit(t.text[0]):
+		case t.kind == tokWord && strings.Trim(text, "0123456789.") == "" && isDigit(text[0]):
 			lit = 'd'
 		}
 	}
