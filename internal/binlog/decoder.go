@@ -33,6 +33,9 @@ type Decoder struct {
 	// StatementContext); loads the LOAD DATA files being read, by file id.
 	pending StatementContext
 	loads   map[uint32][]byte
+	// schema is the last statement's current database, which the next
+	// ones of a stream most often share: kept rather than copied anew.
+	schema string
 }
 
 // NewDecoder returns a Decoder. Values decode as the applier needs them:
@@ -309,7 +312,10 @@ func (d *Decoder) query(t *Txn, h *replication.EventHeader, e *replication.Query
 		return nil
 	}
 	kind := ClassifyStatement(q)
-	st := Statement{Schema: string(e.Schema), Query: q, Kind: kind, At: len(t.Rows), Session: parseQuerySession(e.StatusVars),
+	if d.schema != string(e.Schema) {
+		d.schema = string(e.Schema)
+	}
+	st := Statement{Schema: d.schema, Query: q, Kind: kind, At: len(t.Rows), Session: parseQuerySession(e.StatusVars),
 		When: h.Timestamp, ThreadID: e.SlaveProxyID, ErrorCode: e.ErrorCode, Context: d.takeContext()}
 	t.Statements = append(t.Statements, st)
 	switch kind {
