@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"strings"
 	"sync"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -79,8 +78,7 @@ func parseText(text string) *parsedText {
 // readParsed is what StatementSubjects and StatementWrites say of query,
 // parsed as p, in currentSchema.
 func readParsed(currentSchema, query string, p *parsedText) *statementRead {
-	// The query may alias a buffer its caller reuses.
-	r := &statementRead{schema: strings.Clone(currentSchema), query: strings.Clone(query)}
+	r := &statementRead{schema: currentSchema, query: query}
 	r.subjects, r.subjectsErr = subjectsOf(currentSchema, p)
 	r.writes, r.writesOK = writesOf(currentSchema, p)
 	return r

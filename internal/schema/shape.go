@@ -207,11 +207,13 @@ func (sh *shape) writes(ints []int64) Writes {
 }
 
 // read is what the statement query of this shape, with integer literals
-// ints, reads as.
+// ints, reads as. It keeps query, not a copy: a Go string does not
+// change, and copying every statement of a stream cost more than the rest
+// of reading a short one.
 func (sh *shape) read(query string, ints []int64) *statementRead {
 	return &statementRead{
 		schema:   sh.schema,
-		query:    strings.Clone(query),
+		query:    query,
 		subjects: sh.subjects,
 		writes:   sh.writes(ints),
 		writesOK: sh.writesOK,
