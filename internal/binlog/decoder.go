@@ -78,6 +78,11 @@ func (d *Decoder) Decode(rt *RawTxn) (*Txn, error) {
 		Bytes:    rt.Bytes(),
 		ServerID: first.ServerID(),
 	}
+	if n := queryEvents(rt) - 1; n >= 2 {
+		// A statement-format transaction: room for its statements at
+		// once (all but BEGIN), rather than growing one by one.
+		t.Statements = make([]Statement, 0, n)
+	}
 	if err := d.events(t, rt); err != nil {
 		return nil, err
 	}
@@ -86,6 +91,17 @@ func (d *Decoder) Decode(rt *RawTxn) (*Txn, error) {
 	}
 	t.settleDDLFlag()
 	return t, nil
+}
+
+// queryEvents counts rt's query events, from their headers.
+func queryEvents(rt *RawTxn) int {
+	n := 0
+	for _, e := range rt.Events {
+		if t := e.Type(); t == replication.QUERY_EVENT || t == replication.MARIADB_QUERY_COMPRESSED_EVENT {
+			n++
+		}
+	}
+	return n
 }
 
 // settleDDLFlag: MariaDB flags a transaction's GTID as DDL when a stored
