@@ -303,13 +303,19 @@ func (p *Preparer) depend(pr *stage.Prepared) {
 // that got keys (keyed), and about the bytes they hold, which the window's
 // bound counts with the transaction's.
 func (p *Preparer) merges(txn *binlog.Txn, keyed []deptrack.StatementKey) (out []stage.Merge, held int) {
+	var forms []stmtmerge.Form // of out, in one allocation (never grown: out points into it)
 	for _, k := range keyed {
 		st := &txn.Statements[k.Index]
 		if st.ErrorCode != 0 || !st.Context.Empty() {
 			continue
 		}
 		if f, ok := p.recognizer.Recognize(st.Query, k.Column); ok && (f.Kind != stmtmerge.Insert || strict(st)) {
-			out = append(out, stage.Merge{Index: k.Index, Form: &f, Table: p.quotedName(k.Table)})
+			if forms == nil {
+				forms = make([]stmtmerge.Form, 0, len(keyed))
+				out = make([]stage.Merge, 0, len(keyed))
+			}
+			forms = append(forms, f)
+			out = append(out, stage.Merge{Index: k.Index, Form: &forms[len(forms)-1], Table: p.quotedName(k.Table)})
 			held += mergeBytes + 40*max(len(f.Columns)-8, 0)
 		}
 	}
