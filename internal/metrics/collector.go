@@ -76,6 +76,8 @@ var Metrics = []metric{
 	{"paraply_up", "1 while the pipeline runs.", nil},
 	{"paraply_target_up", "1 while the target answers (paraply pings it every second on a connection of its own), 0 while it does not or has not yet: the workers, the checkpoint and the lock wait for it.", nil},
 	{"paraply_target_down_seconds_total", "Time the target did not answer paraply's pings, since the start (an outage in progress included).", nil},
+	{"paraply_target_checkpoint_age_ratio", "The target's Innodb_checkpoint_age over Innodb_checkpoint_max_age at the last ping (absent while it has not reported them): from 0.875 InnoDB writes pages out at once, and at 1 it holds commits until it has.", nil},
+	{"paraply_target_redo_log_full_share", "Share of the last ten pings (one a second) that found the target's redo log full (checkpoint age at 7/8 of its maximum or above): most of the time means raise innodb_log_file_size.", nil},
 	{"paraply_target_lock_held", "1 while the stream holds its lock on the target, 0 while it has lost it and is taking it back (or has not started).", nil},
 	{"paraply_source_connected", "1 while the replication connection to the source is up.", nil},
 	{"paraply_source_reconnects_total", "Reconnections to the source.", nil},
@@ -205,11 +207,15 @@ func (e emitter) snapshot(snap *Snapshot) {
 }
 
 // source sends the receiver's connection and counters, whether the target
-// answers (and its lock), and the relay log's size.
+// answers (and its lock and redo log), and the relay log's size.
 func (e emitter) source(st *replicate.Status) {
 	e.gauge("paraply_source_connected", boolean(st.Receiver.Connected))
 	e.gauge("paraply_target_up", boolean(st.TargetConnection.Connected))
 	e.counter("paraply_target_down_seconds_total", st.TargetConnection.DownTime.Seconds())
+	if r := st.TargetRedo; r.Known && r.MaxAgeBytes > 0 {
+		e.gauge("paraply_target_checkpoint_age_ratio", float64(r.AgeBytes)/float64(r.MaxAgeBytes))
+		e.gauge("paraply_target_redo_log_full_share", r.FullShare)
+	}
 	e.gauge("paraply_target_lock_held", boolean(st.LockHeld))
 	e.counter("paraply_source_reconnects_total", float64(st.Receiver.Reconnects))
 	if !st.Receiver.LastEvent.IsZero() {

@@ -20,6 +20,7 @@ func (f fixedSnapshot) Snapshot() Snapshot { return f.s }
 func TestCollectorServesTheSnapshot(t *testing.T) {
 	st := replicate.Status{Now: time.Unix(1000, 0), Workers: 2, Lag: 3500 * time.Millisecond, Delay: 3 * time.Second}
 	st.Scheduler.Committed, st.Scheduler.Limit = 1234, 2
+	st.TargetRedo = replicate.RedoLog{Known: true, FileBytes: 64 << 20, AgeBytes: 45, MaxAgeBytes: 50, Samples: 10, FullShare: 0.7}
 	snap := Snapshot{ID: 42, Time: st.Now, Status: st, CapacitySeconds: 80,
 		Workers: []WorkerStats{{Worker: 0, ExecSeconds: 10, TurnSeconds: 2, CommitSeconds: 3}, {Worker: 1, ExecSeconds: 5, TurnSeconds: 1, CommitSeconds: 1}},
 		Window:  Window{Seconds: 10, AppliedPerSecond: 123.5, Exec: 0.4, Turn: 0.1, Commit: 0.2, Idle: 0.3}}
@@ -63,9 +64,28 @@ func TestCollectorServesTheSnapshot(t *testing.T) {
 		"paraply_delay_seconds":                                      3,
 		"paraply_worker_busy_seconds_total,worker=0":                 15,
 		"paraply_coordinator_wait_seconds_total,reason=commit_order": 3,
+		"paraply_target_checkpoint_age_ratio":                        0.9,
+		"paraply_target_redo_log_full_share":                         0.7,
 	} {
 		if g, ok := got[name]; !ok || g != v {
 			t.Errorf("%s = %v (present %v), want %v", name, g, ok, v)
+		}
+	}
+}
+
+// TestCollectorRedoLogUnknown: a target that has not reported its redo
+// log (MySQL, or before the first ping) has no redo gauges, rather than a
+// log that looks empty.
+func TestCollectorRedoLogUnknown(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewCollector(fixedSnapshot{Snapshot{ID: 1, Time: time.Unix(1000, 0)}}, NewWorkers(1)))
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if n := f.GetName(); n == "paraply_target_checkpoint_age_ratio" || n == "paraply_target_redo_log_full_share" {
+			t.Errorf("%s served for a target that reported no redo log", n)
 		}
 	}
 }

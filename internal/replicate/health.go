@@ -109,17 +109,18 @@ func (r *Replica) watchTarget(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pingTarget(ctx, r.cfg.Target.WithTLS(r.cfg.TargetTLS), r.target)
+		pingTarget(ctx, r.cfg.Target.WithTLS(r.cfg.TargetTLS), r.target, r.redo)
 	}()
 	return func() { cancel(); <-done }
 }
 
 // pingTarget pings the target every targetProbeEvery on a connection of
-// its own until ctx is done, recording the outcomes in w. A connection of
-// its own: the workers' pool, busy applying, must not make the target look
-// down, nor an idle source make an outage go unseen (no worker then asks
-// the target anything).
-func pingTarget(ctx context.Context, ep config.Endpoint, w *connWatch) {
+// its own until ctx is done, recording the outcomes in w, and after each
+// answer reads its redo log into redo. A connection of its own: the
+// workers' pool, busy applying, must not make the target look down, nor
+// an idle source make an outage go unseen (no worker then asks the target
+// anything).
+func pingTarget(ctx context.Context, ep config.Endpoint, w *connWatch, redo *redoWatch) {
 	db, err := ep.Open(nil)
 	if err != nil {
 		w.answered(time.Now(), err)
@@ -140,6 +141,14 @@ func pingTarget(ctx context.Context, ep config.Endpoint, w *connWatch) {
 			return
 		}
 		w.answered(time.Now(), err)
+		if err == nil {
+			// After the ping, on a clock of its own: whether the target
+			// answers is the ping's to say, and a target that cannot
+			// report its redo log (MySQL) answers all the same.
+			rctx, cancel := context.WithTimeout(ctx, targetProbeWait)
+			_ = readRedo(rctx, db, redo)
+			cancel()
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -49,6 +49,7 @@ type Replica struct {
 	lag     *lag.Tracker  // dates transactions for Status.Lag; lives across passes
 	srcPos  *livePosition // the source's position now, for Status
 	target  *connWatch    // whether the target answers, for Status
+	redo    *redoWatch    // the target's redo log, for Status
 	stats   scheduler.Stats
 	saved   scheduler.Progress
 	savedAt time.Time
@@ -59,7 +60,7 @@ type Replica struct {
 func New(cfg Config) *Replica {
 	cfg.RelayDir = cfg.relayDir()
 	r := &Replica{cfg: cfg, log: cfg.logger(), lag: lag.NewTracker(cfg.heartbeatInterval()),
-		srcPos: &livePosition{}, target: &connWatch{secret: cfg.Target.Password()}}
+		srcPos: &livePosition{}, target: &connWatch{secret: cfg.Target.Password()}, redo: &redoWatch{}}
 	r.feed = network{cfg: cfg, log: r.log, lag: r.lag, pos: r.srcPos}
 	return r
 }

@@ -24,9 +24,12 @@ type Status struct {
 	// TargetConnection says whether the target answers (a connection of
 	// paraply's own asks it every second), since when, and its last error.
 	TargetConnection Connection
-	Flavor           string
-	Dependency       string
-	Workers          int
+	// TargetRedo is the target's redo log, as the same connection reads
+	// it every second.
+	TargetRedo RedoLog
+	Flavor     string
+	Dependency string
+	Workers    int
 	// AutoWorkers is --workers auto: Scheduler.Limit of the Workers may
 	// have work at once, for Scheduler.LimitReason.
 	AutoWorkers   bool
@@ -117,6 +120,7 @@ func (r *Replica) Status() Status {
 		st.SourcePositionTime = r.started
 	}
 	st.TargetConnection = r.target.state(st.Now)
+	st.TargetRedo = r.redo.state()
 	st.LockHeld = r.lock != nil && r.lock.Held()
 	st.Shared = checkpoint.Shared(withStream(r.shared, r.Stream()))
 	if r.receiver != nil {

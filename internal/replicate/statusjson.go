@@ -88,6 +88,33 @@ type targetWire struct {
 	LastErrorTime *time.Time `json:"last_error_time"`
 	DownSeconds   float64    `json:"down_seconds"`
 	LockHeld      bool       `json:"lock_held"`
+	RedoLog       *redoWire  `json:"redo_log"`
+}
+
+type redoWire struct {
+	FileBytes             int64   `json:"file_bytes"`
+	CheckpointAgeBytes    int64   `json:"checkpoint_age_bytes"`
+	CheckpointMaxAgeBytes int64   `json:"checkpoint_max_age_bytes"`
+	Samples               int     `json:"samples"`
+	FullShare             float64 `json:"full_share"`
+}
+
+// wire is the redo log's JSON form: null when the target never reported it.
+func (r RedoLog) wire() *redoWire {
+	if !r.Known {
+		return nil
+	}
+	return &redoWire{FileBytes: r.FileBytes, CheckpointAgeBytes: r.AgeBytes, CheckpointMaxAgeBytes: r.MaxAgeBytes,
+		Samples: r.Samples, FullShare: r.FullShare}
+}
+
+// redo reads the wire form back.
+func (w *redoWire) redo() RedoLog {
+	if w == nil {
+		return RedoLog{}
+	}
+	return RedoLog{Known: true, FileBytes: w.FileBytes, AgeBytes: w.CheckpointAgeBytes, MaxAgeBytes: w.CheckpointMaxAgeBytes,
+		Samples: w.Samples, FullShare: w.FullShare}
 }
 
 type relayWire struct {
@@ -177,6 +204,7 @@ func (s Status) wire() statusWire {
 			Endpoint: s.Target, Connected: s.TargetConnection.Connected, Since: optTime(s.TargetConnection.Since),
 			LastError: optString(s.TargetConnection.LastError), LastErrorTime: optTime(s.TargetConnection.LastErrorTime),
 			DownSeconds: s.TargetConnection.DownTime.Seconds(), LockHeld: s.LockHeld,
+			RedoLog: s.TargetRedo.wire(),
 		},
 		Relay: relayWire{
 			FirstIndex: s.Relay.First, LastIndex: s.Relay.Last, Segments: s.Relay.Segments, Bytes: s.Relay.Bytes,
@@ -240,7 +268,8 @@ func (w statusWire) status() Status {
 			Connected: w.Target.Connected, Since: timeOf(w.Target.Since), LastError: stringOf(w.Target.LastError),
 			LastErrorTime: timeOf(w.Target.LastErrorTime), DownTime: duration(w.Target.DownSeconds),
 		},
-		LockHeld: w.Target.LockHeld, CheckpointSaved: timeOf(w.Checkpoint.Saved), Shared: w.Shared,
+		TargetRedo: w.Target.RedoLog.redo(),
+		LockHeld:   w.Target.LockHeld, CheckpointSaved: timeOf(w.Checkpoint.Saved), Shared: w.Shared,
 		Lag: duration(w.LagSeconds), LagMethod: stringOf(w.LagMethod), HeartbeatError: stringOf(w.HeartbeatError),
 		Heartbeats: w.Heartbeats, Backlog: w.Backlog, Delay: duration(w.DelaySeconds),
 	}

@@ -18,7 +18,7 @@ type Finding struct {
 	// Cause names the rule, for machines: target_unreachable,
 	// source_disconnected, source_idle, keeping_up, delay, workers_busy,
 	// dependency_mode, hot_rows, commit_order, slow_commits, relay_full,
-	// barriers, statements, lagging.
+	// redo_log_full, barriers, statements, lagging.
 	Cause  string `json:"cause"`
 	Title  string `json:"title"`
 	Advice string `json:"advice"`
@@ -123,12 +123,28 @@ func delayAdvice(lag, delay float64) string {
 	return fmt.Sprintf("The lag, %s, is %s of delay and %s beyond it; only the part beyond the delay is a problem.", lagText(lag), d, lagText(lag-delay))
 }
 
+// redoMinSamples is how many reads of the target's redo log (one a
+// second) redo_log_full needs; redoFullShare the share of them that must
+// find it full (replicate.RedoLog): a log that fills now and then is
+// what a checkpoint is for, one full most of the time holds commits.
+const (
+	redoMinSamples = 5
+	redoFullShare  = 0.5
+)
+
 // lagCauses are the findings that explain why a replica is behind, from the
 // coordinator's waits and the workers' time.
 func lagCauses(st replicate.Status, iv Interval, hot []Count) []Finding {
 	var out []Finding
 	add := func(cause, title, advice string) {
 		out = append(out, Finding{"warn", cause, title, advice})
+	}
+	if r := st.TargetRedo; r.Known && r.Samples >= redoMinSamples && r.FullShare >= redoFullShare {
+		// First: it makes every statement slow, which the rules below
+		// would read as busy workers.
+		add("redo_log_full", fmt.Sprintf("The target's redo log was full in %.0f%% of the last %d s: InnoDB writes pages out to make room and holds commits back meanwhile", 100*r.FullShare, r.Samples),
+			fmt.Sprintf("Raise innodb_log_file_size on the target (now %s), to %s or more, so that it holds minutes of writes: MariaDB 10.11 and later resize it online (SET GLOBAL innodb_log_file_size = ..., and in the server's configuration so that it stays), earlier versions at a restart.",
+				bytesText(r.FileBytes), bytesText(4*r.FileBytes)))
 	}
 	secs, w := iv.Seconds, iv.Waits
 	switch {

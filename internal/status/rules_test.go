@@ -43,6 +43,12 @@ func behindBy(st *replicate.Status, iv *Interval, secs float64) {
 	st.Backlog = 50000
 }
 
+// redoFull makes the target's 64 MiB redo log full in share of samples
+// reads.
+func redoFull(st *replicate.Status, samples int, share float64) {
+	st.TargetRedo = replicate.RedoLog{Known: true, FileBytes: 64 << 20, AgeBytes: 53 << 20, MaxAgeBytes: 53 << 20, Samples: samples, FullShare: share}
+}
+
 func findings(st replicate.Status, iv Interval, hot []Count) []string {
 	var out []string
 	for _, f := range Diagnose(st, iv, hot) {
@@ -120,6 +126,27 @@ func TestRules(t *testing.T) {
 		{"commit order is silent when not behind", func(st *replicate.Status, iv *Interval) { iv.TurnShare = 0.5 }, nil, []string{"warn:commit_order"}},
 		{"slow commits fires", func(st *replicate.Status, iv *Interval) { behindBy(st, iv, 8); iv.AvgCommitMs = 21 }, []string{"warn:slow_commits"}, nil},
 		{"slow commits is silent when not behind", func(st *replicate.Status, iv *Interval) { iv.AvgCommitMs = 21 }, nil, []string{"warn:slow_commits"}},
+		// 2026-11-30: the benchmark's 64 MiB redo log full for half of
+		// every write_only run, which the workers only saw as slow work.
+		{"redo log full fires, first among the causes", func(st *replicate.Status, iv *Interval) {
+			behindBy(st, iv, 8)
+			redoFull(st, 10, 0.8)
+			iv.Waits["workers_busy"] = Wait{Count: 3000, Seconds: 9}
+			iv.ExecShare, iv.CommitShare, iv.IdleShare = 0.8, 0.15, 0.05
+		}, []string{"warn:redo_log_full", "warn:workers_busy"}, []string{"warn:lagging"}},
+		{"redo log full fires at half the reads", func(st *replicate.Status, iv *Interval) { behindBy(st, iv, 8); redoFull(st, 10, 0.5) },
+			[]string{"warn:redo_log_full"}, nil},
+		{"redo log full is silent below half the reads", func(st *replicate.Status, iv *Interval) { behindBy(st, iv, 8); redoFull(st, 10, 0.4) },
+			nil, []string{"warn:redo_log_full"}},
+		{"redo log full is silent on fewer than five reads", func(st *replicate.Status, iv *Interval) { behindBy(st, iv, 8); redoFull(st, 4, 1) },
+			nil, []string{"warn:redo_log_full"}},
+		{"redo log full is silent when not behind", func(st *replicate.Status, iv *Interval) { redoFull(st, 10, 1) },
+			[]string{"ok:keeping_up"}, []string{"warn:redo_log_full"}},
+		{"redo log full is silent when the target does not report it", func(st *replicate.Status, iv *Interval) {
+			behindBy(st, iv, 8)
+			redoFull(st, 10, 1)
+			st.TargetRedo.Known = false
+		}, nil, []string{"warn:redo_log_full"}},
 		{"relay full fires", func(st *replicate.Status, iv *Interval) { behindBy(st, iv, 8); iv.RelayBlocked = 6 }, []string{"warn:relay_full"}, nil},
 		{"relay full is silent", func(st *replicate.Status, iv *Interval) { behindBy(st, iv, 8); iv.RelayBlocked = 1 }, nil, []string{"warn:relay_full"}},
 		{"barriers fires for the interval's DDL", func(st *replicate.Status, iv *Interval) {
