@@ -11,9 +11,9 @@ import (
 // rate paraply applies at fills within seconds: InnoDB must then write
 // dirty pages out before it can reuse the log, and holds commits back
 // meanwhile. On the benchmark's targets (64 MiB, 2026-11-30) the log was
-// full for the second half of every write_only run, with works taking 3-6
-// times their usual time, and 512 MiB applied the same backlog 14-24%
-// faster (docs/benchmark.md). The workers see only slow statements; this
+// full for the second half of every write_only run, with the slowest
+// works taking 5-10 times the median's time, and 512 MiB applied the same
+// backlog 14-24% faster (docs/benchmark.md). The workers see only slow statements; this
 // is what tells the cause.
 type RedoLog struct {
 	// Known: the target reported its checkpoint age (MariaDB does; MySQL
