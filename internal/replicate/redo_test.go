@@ -82,7 +82,7 @@ func TestRedoFullOnTarget(t *testing.T) {
 		written <- nil
 	}()
 	// The probe as paraply runs it, on its own connection, every second,
-	// from the third statement on.
+	// from a second into the writes.
 	time.Sleep(time.Second)
 	w, cw := &redoWatch{}, &connWatch{}
 	pctx, stopProbe := context.WithCancel(ctx)
