@@ -67,8 +67,9 @@ type Config struct {
 	// first run of each point-in-time recovery of each backlog), "all"
 	// (every run but the ceiling) or "none".
 	Verify string
-	// Warm reads every table into the buffer pool after each restore, so
-	// each run starts with the warm cache a running replica has.
+	// Warm reads every table into the buffer pool after each restore and
+	// writes once (out of the binary log), so each run starts with the
+	// warm cache a running replica has and its first write behind it.
 	Warm bool
 	// Paraply is the paraply binary.
 	Paraply string
