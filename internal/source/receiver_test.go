@@ -56,7 +56,9 @@ func TestReceiverReconnectsWhenSourceGoesSilent(t *testing.T) {
 			t.Fatal(err)
 		}
 		for {
-			if _, g := relay.Last(); g.String() == gtid {
+			// The status moves just after the relay log has the
+			// transaction: wait for both.
+			if _, g := relay.Last(); g.String() == gtid && rcv.Status().Position == gtid {
 				return
 			}
 			if ctx.Err() != nil {
