@@ -42,7 +42,7 @@ func TestReceiverReconnectsWhenSourceGoesSilent(t *testing.T) {
 		t.Fatal(err)
 	}
 	const heartbeat = 200 * time.Millisecond
-	rcv, relay := runReceiver(t, Config{Source: ep, ServerID: 4242, Flavor: binlog.FlavorMariaDB,
+	rcv, _ := runReceiver(t, Config{Source: ep, ServerID: 4242, Flavor: binlog.FlavorMariaDB,
 		Heartbeat: heartbeat, MaxBackoff: heartbeat})
 
 	db := sandboxtest.DB(t, src)
@@ -55,17 +55,7 @@ func TestReceiverReconnectsWhenSourceGoesSilent(t *testing.T) {
 		if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&gtid); err != nil {
 			t.Fatal(err)
 		}
-		for {
-			// The status moves just after the relay log has the
-			// transaction: wait for both.
-			if _, g := relay.Last(); g.String() == gtid && rcv.Status().Position == gtid {
-				return
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("the relay log did not receive %s: receiver %+v", gtid, rcv.Status())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		waitReceived(ctx, t, rcv, gtid)
 	}
 	insertAndWait(1)
 
@@ -128,14 +118,7 @@ func TestReceiverRelaysWhatTheBinlogHolds(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&gtid); err != nil {
 		t.Fatal(err)
 	}
-	// The status moves after the relay log has the transaction, so
-	// waiting on it waits for both.
-	for rcv.Status().Position != gtid {
-		if ctx.Err() != nil {
-			t.Fatalf("the relay log did not receive %s: receiver %+v", gtid, rcv.Status())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitReceived(ctx, t, rcv, gtid)
 
 	paths, err := src.BinlogFiles(ctx)
 	if err != nil {
@@ -190,6 +173,20 @@ func TestReceiverRelaysWhatTheBinlogHolds(t *testing.T) {
 	}
 	if pieces == 0 {
 		t.Error("no transaction was relayed in pieces")
+	}
+}
+
+// waitReceived waits until rcv has relayed the transaction gtid, the
+// last of a single-domain stream. It waits on the receiver's status, which
+// moves just after the relay log has the transaction: a test that waited
+// on the relay log could read a status one transaction short.
+func waitReceived(ctx context.Context, t *testing.T, rcv *Receiver, gtid string) {
+	t.Helper()
+	for rcv.Status().Position != gtid {
+		if ctx.Err() != nil {
+			t.Fatalf("the relay log did not receive %s: receiver %+v", gtid, rcv.Status())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
