@@ -225,13 +225,13 @@ func checksums(ctx context.Context, s *sandbox.Server, tables int) (map[string]s
 // warm reads every sbtest table (primary key and k index) into the buffer
 // pool, so that a run starts with the cache a running server has, and
 // gives the server its first write transaction since it started, which a
-// running server has long had too. That first write costs 0.25-0.38 s
-// (a row update or a CREATE TABLE alike, binary log or not, 2026-11-30);
-// MariaDB's replica pays it before its timer starts (SET GLOBAL
-// gtid_slave_pos writes mysql.gtid_slave_pos), so without this paraply
-// would pay it inside its time: creating its first bookkeeping table. The
-// write goes to a table of its own, out of the binary log, and leaves
-// nothing behind.
+// running server has long had too. That first write costs the server a
+// few tenths of a second, whatever it writes (docs/benchmark.md, "The
+// target's first write"); MariaDB's replica pays it before its timer
+// starts (SET GLOBAL gtid_slave_pos writes mysql.gtid_slave_pos), so
+// without this paraply would pay it inside its time, creating its first
+// bookkeeping table. The write goes to a table of its own, out of the
+// binary log, and leaves nothing behind.
 func warm(ctx context.Context, s *sandbox.Server, tables int) error {
 	var qs []string
 	for i := 1; i <= tables; i++ {

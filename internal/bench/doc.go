@@ -25,8 +25,8 @@
 // and a clean shutdown after a run would first flush every dirty page.
 // After a restore every table is read into the buffer pool and the server
 // makes its first write, out of the binary log (Config.Warm): the first
-// write after a start costs a server about 0.3 s, which MariaDB's replica
-// pays before its timer starts.
+// write after a start costs a server a few tenths of a second, which
+// MariaDB's replica pays before its timer starts.
 //
 // # One backlog
 //

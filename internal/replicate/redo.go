@@ -10,11 +10,9 @@ import (
 // second by the target's probe (pingTarget). A redo log too small for the
 // rate paraply applies at fills within seconds: InnoDB must then write
 // dirty pages out before it can reuse the log, and holds commits back
-// meanwhile. On the benchmark's targets (64 MiB, 2026-11-30) the log was
-// full for the second half of every write_only run, with the slowest
-// works taking 5-10 times the median's time, and 512 MiB applied the same
-// backlog 14-24% faster (docs/benchmark.md). The workers see only slow statements; this
-// is what tells the cause.
+// meanwhile (docs/benchmark.md, "The target's redo log", has what that
+// cost the benchmark's targets). The workers see only slow statements;
+// this is what tells the cause.
 type RedoLog struct {
 	// Known: the target reported its checkpoint age (MariaDB does; MySQL
 	// has no such status variable, and its redo log is never reported).
@@ -36,9 +34,8 @@ const (
 	redoSamples = 10
 	// redoFull is where InnoDB starts writing pages out at once, as
 	// MariaDB 10.5 and later do from 7/8 of the maximum checkpoint age
-	// (log_sys.max_modified_age_async); measured here, the age stayed
-	// below 0.82 of the maximum while nothing was written out, and between
-	// 0.88 and 1 once it was.
+	// (log_sys.max_modified_age_async); a log that reaches it stays there
+	// while the pages go out.
 	redoFull = 7.0 / 8
 )
 
