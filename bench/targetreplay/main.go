@@ -10,17 +10,27 @@
 //
 //	targetreplay -target mysql://root@127.0.0.1:3306/ general.log
 //
+// -prepared sends the statements inside paraply's compound statements one
+// by one as server-side prepared statements instead, each distinct text
+// prepared before the clock starts where it can be (prepared.go; the
+// statements on tables the log creates are prepared when first run). -target-pid-file names
+// the target's pid file, when it runs on this machine, to report the CPU
+// it spent during the timed replay alone.
+//
 // The target's password comes from PARAPLY_TARGET_PASSWORD or
 // -target-password-file.
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -38,6 +48,8 @@ func main() {
 func run() error {
 	target := flag.String("target", "", "the target, mysql://user@host:port/")
 	pwFile := flag.String("target-password-file", "", "a file holding the target's password")
+	prepared := flag.Bool("prepared", false, "send the statements of compound statements as server-side prepared statements")
+	pidFile := flag.String("target-pid-file", "", "the target's pid file, to report its CPU during the replay")
 	flag.Parse()
 	if *target == "" || flag.NArg() != 1 {
 		return errors.New("usage: targetreplay -target mysql://user@host:port/ general.log")
@@ -73,21 +85,125 @@ func run() error {
 		return err
 	}
 	defer conn.Close()
+	var stmts map[string]*sql.Stmt
+	if *prepared {
+		if stmts, err = prepareAll(ctx, conn, cmds); err != nil {
+			return err
+		}
+		fmt.Printf("%d statement texts prepared\n", len(stmts))
+		defer func() {
+			for _, st := range stmts {
+				st.Close()
+			}
+		}()
+	}
+	cpu0, err := processCPU(*pidFile)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	failed := replay(ctx, conn, cmds)
-	fmt.Printf("%d statements in %.2f s, %d failed\n", len(cmds), time.Since(start).Seconds(), failed)
+	failed := replay(ctx, conn, cmds, stmts)
+	elapsed := time.Since(start)
+	cpu1, err := processCPU(*pidFile)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%d statements in %.2f s, %d failed", len(cmds), elapsed.Seconds(), failed)
+	if *pidFile != "" {
+		fmt.Printf(", target CPU %.2f s", (cpu1 - cpu0).Seconds())
+	}
+	fmt.Println()
 	return nil
 }
 
 // replay runs cmds in order on conn and returns how many failed. A command
 // that fails is reported and skipped: a log holds the commands that failed
 // on its own target too (paraply's probes of what the target supports).
-func replay(ctx context.Context, conn *sql.Conn, cmds []logged) (failed int) {
+//
+// With stmts (-prepared) the statements of a compound statement run one by
+// one through the prepared statement of their text.
+func replay(ctx context.Context, conn *sql.Conn, cmds []logged, stmts map[string]*sql.Stmt) (failed int) {
 	for _, c := range cmds {
-		if _, err := conn.ExecContext(ctx, c.text); err != nil {
-			failed++
-			fmt.Fprintf(os.Stderr, "connection %s: %v: %.120s\n", c.conn, err, c.text)
+		parts, compound := compoundStatements(c.text)
+		if stmts == nil || !compound {
+			if _, err := conn.ExecContext(ctx, c.text); err != nil {
+				failed++
+				fmt.Fprintf(os.Stderr, "connection %s: %v: %.120s\n", c.conn, err, c.text)
+			}
+			continue
+		}
+		for _, p := range parts {
+			shape, args := parameterize(p)
+			st := stmts[shape]
+			if st == nil {
+				var err error
+				if st, err = conn.PrepareContext(ctx, shape); err != nil {
+					failed++
+					fmt.Fprintf(os.Stderr, "connection %s: preparing: %v: %.120s\n", c.conn, err, shape)
+					continue
+				}
+				stmts[shape] = st
+			}
+			if _, err := st.ExecContext(ctx, args...); err != nil {
+				failed++
+				fmt.Fprintf(os.Stderr, "connection %s: %v: %.120s\n", c.conn, err, p)
+			}
 		}
 	}
 	return failed
+}
+
+// prepareAll prepares on conn every distinct statement text (literals made
+// placeholders) of the compound statements in cmds that the target can
+// prepare now: a statement on a table the log creates cannot be yet.
+func prepareAll(ctx context.Context, conn *sql.Conn, cmds []logged) (map[string]*sql.Stmt, error) {
+	stmts := map[string]*sql.Stmt{}
+	for _, c := range cmds {
+		parts, _ := compoundStatements(c.text)
+		for _, p := range parts {
+			shape, _ := parameterize(p)
+			if stmts[shape] != nil {
+				continue
+			}
+			st, err := conn.PrepareContext(ctx, shape) //nolint:sqlclosecheck // run closes every statement of the map
+			var me *mysql.MySQLError
+			if errors.As(err, &me) && me.Number == 1146 { // ER_NO_SUCH_TABLE
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("preparing %.120s: %w", shape, err)
+			}
+			stmts[shape] = st
+		}
+	}
+	return stmts, nil
+}
+
+// processCPU returns the user and system CPU time of the process whose pid
+// file is pidFile, from /proc; zero when pidFile is empty.
+func processCPU(pidFile string) (time.Duration, error) {
+	if pidFile == "" {
+		return 0, nil
+	}
+	pid, err := os.ReadFile(pidFile)
+	if err != nil {
+		return 0, err
+	}
+	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name, which may hold spaces, in parentheses.
+	rest := string(stat[bytes.LastIndexByte(stat, ')')+1:])
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%s: unexpected /proc stat", pidFile)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	// Linux reports them in clock ticks of 1/100 s (USER_HZ).
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
