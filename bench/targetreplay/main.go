@@ -13,9 +13,9 @@
 // -prepared sends the statements inside paraply's compound statements one
 // by one as server-side prepared statements instead, each distinct text
 // prepared before the clock starts where it can be (prepared.go; the
-// statements on tables the log creates are prepared when first run). -target-pid-file names
-// the target's pid file, when it runs on this machine, to report the CPU
-// it spent during the timed replay alone.
+// statements on tables the log creates are prepared when first run).
+// -target-pid-file names the target's pid file, when it runs on this
+// machine, to report the CPU it spent during the timed replay alone.
 //
 // The target's password comes from PARAPLY_TARGET_PASSWORD or
 // -target-password-file.
