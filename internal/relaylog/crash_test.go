@@ -93,6 +93,9 @@ func TestSIGKILL(t *testing.T) {
 	recs := corpusRecords(t)
 	dir := t.TempDir()
 	for round := range 3 {
+		// Read where the log ends before the helper starts: both open the
+		// directory, and its lock lets only one of them at a time.
+		start := openedLast(t, dir)
 		cmd := helper(t, "append", dir)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
@@ -102,7 +105,6 @@ func TestSIGKILL(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Let it append a few hundred more, then kill it wherever it is.
-		start := openedLast(t, dir)
 		want := start + 300 + uint64(round)*397
 		var acked uint64
 		sc := bufio.NewScanner(stdout)
