@@ -22,7 +22,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -35,6 +34,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/paraply/paraply/internal/bench"
 	"github.com/paraply/paraply/internal/config"
 )
 
@@ -179,31 +179,19 @@ func prepareAll(ctx context.Context, conn *sql.Conn, cmds []logged) (map[string]
 	return stmts, nil
 }
 
-// processCPU returns the user and system CPU time of the process whose pid
-// file is pidFile, from /proc; zero when pidFile is empty.
+// processCPU returns the CPU time of the process whose pid file is pidFile
+// (bench.ProcessCPU); zero when pidFile is empty.
 func processCPU(pidFile string) (time.Duration, error) {
 	if pidFile == "" {
 		return 0, nil
 	}
-	pid, err := os.ReadFile(pidFile)
+	b, err := os.ReadFile(pidFile)
 	if err != nil {
 		return 0, err
 	}
-	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%s: %w", pidFile, err)
 	}
-	// The fields after the command name, which may hold spaces, in parentheses.
-	rest := string(stat[bytes.LastIndexByte(stat, ')')+1:])
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		return 0, fmt.Errorf("%s: unexpected /proc stat", pidFile)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
-	}
-	// Linux reports them in clock ticks of 1/100 s (USER_HZ).
-	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+	return time.Duration(bench.ProcessCPU(pid) * float64(time.Second)), nil
 }

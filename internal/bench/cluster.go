@@ -281,11 +281,12 @@ func quote(s string) string {
 // serverCPU returns the CPU time (user + system) mariadbd of s has used,
 // in seconds, or 0 if it cannot be read.
 func serverCPU(s *sandbox.Server) float64 {
-	return processCPU(s.PID())
+	return ProcessCPU(s.PID())
 }
 
-// processCPU reads utime and stime from /proc/PID/stat.
-func processCPU(pid int) float64 {
+// ProcessCPU returns the CPU time (user + system) process pid has used,
+// in seconds, from /proc/PID/stat; 0 if it cannot be read.
+func ProcessCPU(pid int) float64 {
 	if pid <= 0 {
 		return 0
 	}
