@@ -26,7 +26,9 @@
 // After a restore every table is read into the buffer pool and the server
 // makes its first write, out of the binary log (Config.Warm): the first
 // write after a start costs a server a few tenths of a second, which
-// MariaDB's replica pays before its timer starts.
+// MariaDB's replica pays before its timer starts. Then the page cache is
+// written out (sync): the restored copy would otherwise be written back
+// by the kernel during the run.
 //
 // # One backlog
 //

@@ -333,7 +333,7 @@ func joinInts(ns []int) string {
 
 func warmNote(warm bool) string {
 	if warm {
-		return " (restored, then every table read into the buffer pool and a first write made, out of the binary log)"
+		return " (restored, then every table read into the buffer pool, a first write made, out of the binary log, and the page cache written out)"
 	}
 	return ""
 }
