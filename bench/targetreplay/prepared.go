@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 )
@@ -74,25 +75,24 @@ func skipQuoted(text string, i int) int {
 // strings as []byte, integers as int64 (others as their text). NULL and
 // identifiers stay as they are.
 func parameterize(stmt string) (shape string, args []any) {
-	var b strings.Builder
+	b := make([]byte, 0, len(stmt))
 	for i := 0; i < len(stmt); i++ {
 		c := stmt[i]
 		switch {
 		case c == '`':
 			j := skipQuoted(stmt, i)
-			b.WriteString(stmt[i : j+1])
+			b = append(b, stmt[i:j+1]...)
 			i = j
 		case c == '\'':
 			j := skipQuoted(stmt, i)
 			v := unescape(stmt[i+1 : j])
-			if s := b.String(); strings.HasSuffix(s, "_binary") {
-				b.Reset()
-				b.WriteString(strings.TrimSuffix(s, "_binary"))
+			if bytes.HasSuffix(b, []byte("_binary")) {
+				b = b[:len(b)-len("_binary")]
 				args = append(args, []byte(v))
 			} else {
 				args = append(args, v)
 			}
-			b.WriteByte('?')
+			b = append(b, '?')
 			i = j
 		case isDigit(c) && (i == 0 || !isWord(stmt[i-1])):
 			j := i
@@ -104,13 +104,13 @@ func parameterize(stmt string) (shape string, args []any) {
 			} else {
 				args = append(args, stmt[i:j])
 			}
-			b.WriteByte('?')
+			b = append(b, '?')
 			i = j - 1
 		default:
-			b.WriteByte(c)
+			b = append(b, c)
 		}
 	}
-	return b.String(), args
+	return string(b), args
 }
 
 // unescape undoes go-sql-driver's backslash escaping of a string literal's
