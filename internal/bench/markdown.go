@@ -335,7 +335,7 @@ func warmNote(warm bool) string {
 	if warm {
 		return " (restored, then every table read into the buffer pool, a first write made, out of the binary log, and the page cache written out)"
 	}
-	return ""
+	return " (restored, then the page cache written out)"
 }
 
 func verifyNote(v string) string {
