@@ -220,6 +220,8 @@ func (a *applier) column(d *draft, def *ast.ColumnDef) (Column, error) {
 		case ast.ColumnOptionGenerated:
 			col.Generated = true
 			col.ConnectionID = col.ConnectionID || callsConnectionID(o.Expr)
+		case ast.ColumnOptionAutoIncrement:
+			col.AutoIncrement = true
 		case ast.ColumnOptionDefaultValue:
 			col.ConnectionID = col.ConnectionID || callsConnectionID(o.Expr)
 		case ast.ColumnOptionCollate:

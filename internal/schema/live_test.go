@@ -154,7 +154,7 @@ func checkFixture(t *testing.T, c *Catalog) {
 		col   string
 		want  Column
 	}{
-		{cust, "id", Column{Name: "id", Type: "int", Unsigned: true}},
+		{cust, "id", Column{Name: "id", Type: "int", Unsigned: true, AutoIncrement: true}},
 		{cust, "EMAIL", Column{Name: "email", Type: "varchar", Charset: "utf8mb4", Collation: "utf8mb4_general_ci"}},
 		{cust, "nick", Column{Name: "nick", Type: "varchar", Charset: "utf8mb4", Collation: "utf8mb4_bin", Nullable: true}},
 		{cust, "legacy", Column{Name: "legacy", Type: "varchar", Charset: "latin1", Collation: "latin1_swedish_ci", Nullable: true}},

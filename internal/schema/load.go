@@ -244,6 +244,7 @@ func (l *loader) loadColumns(ctx context.Context, db *sql.DB, f filter) error {
 		r.col.Nullable = null == "YES"
 		extra = strings.ToUpper(extra)
 		r.col.Generated = strings.Contains(extra, "VIRTUAL") || strings.Contains(extra, "STORED") || strings.Contains(extra, "PERSISTENT")
+		r.col.AutoIncrement = strings.Contains(extra, "AUTO_INCREMENT")
 		r.col.Charset, r.col.Collation = normCharset(charset.String), normCollation(collation.String)
 		if isBinaryType(r.col.Type) {
 			r.col.Charset, r.col.Collation = "binary", "binary"

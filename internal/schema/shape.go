@@ -26,6 +26,8 @@ type shape struct {
 	insert    bool
 	set       []string
 	rows      [][]colValue // nil where Writes.Rows is
+	columns   []string     // Writes.Columns
+	nulls     [][]string   // Writes.Nulls
 	nRows     int          // the values of rows, together
 	where     []colValues
 	whereSet  bool // Writes.Where is not nil
@@ -139,6 +141,15 @@ func (sh *shape) compile(w Writes, n int) {
 	sh.table = TableName{Schema: strings.Clone(w.Table.Schema), Name: strings.Clone(w.Table.Name)}
 	sh.insert = w.Insert
 	sh.set = slices.Clip(cloneStrings(w.Set))
+	sh.columns = slices.Clip(cloneStrings(w.Columns))
+	sh.size += 32 * len(sh.columns)
+	if w.Nulls != nil {
+		sh.nulls = make([][]string, len(w.Nulls))
+		for i, cols := range w.Nulls {
+			sh.nulls[i] = slices.Clip(cloneStrings(cols))
+			sh.size += 24 + 32*len(cols)
+		}
+	}
 	if w.Rows != nil {
 		sh.rows = make([][]colValue, len(w.Rows))
 		for i, row := range w.Rows {
@@ -170,7 +181,7 @@ func (sh *shape) compile(w Writes, n int) {
 // writes are the Writes of the statement of this shape whose integer
 // literals are ints.
 func (sh *shape) writes(ints []int64) Writes {
-	w := Writes{Table: sh.table, Insert: sh.insert, Set: sh.set}
+	w := Writes{Table: sh.table, Insert: sh.insert, Set: sh.set, Columns: sh.columns, Nulls: sh.nulls}
 	if sh.rows != nil {
 		// One backing array for every row's values, one for the rows.
 		w.Rows = make([][]ColumnValue, len(sh.rows))

@@ -35,6 +35,8 @@ var shapeTemplates = []string{
 	"INSERT IGNORE INTO {tbl} (`id`, `k`) VALUES ({int}, {int})",
 	"INSERT INTO {tbl} (id, k) VALUES ({int}, {int}) /* {cmt} */",
 	"INSERT INTO {tbl} (id, k) VALUES (TRUE, {int}), (FALSE, {int})",
+	"INSERT INTO {tbl} (id, k, c) VALUES (NULL, {int}, {str}), ({int}, NULL, {str}), (NULL, NULL, NULL)",
+	"INSERT INTO {tbl} (k, c) VALUES ({int}, {str})",
 	// UPDATE and DELETE
 	"UPDATE {tbl} SET v = {int} WHERE id IN ({int}, {int}, {int})",
 	"UPDATE {tbl} SET v = {int} WHERE id IN ({in})",

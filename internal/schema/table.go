@@ -190,6 +190,10 @@ type Column struct {
 	Nullable  bool
 	// Generated is true for VIRTUAL and STORED (PERSISTENT) generated columns.
 	Generated bool
+	// AutoIncrement is true for the table's AUTO_INCREMENT column: an
+	// INSERT that gives it 0 or NULL gets the next value, which a
+	// statement-format statement's text does not tell (its INSERT_ID does).
+	AutoIncrement bool
 	// ConnectionID is true when the column's DEFAULT or generation
 	// expression calls CONNECTION_ID() (see ReadsConnectionID).
 	ConnectionID bool

@@ -27,6 +27,11 @@ type Writes struct {
 	Insert bool
 	Rows   [][]ColumnValue
 	Where  []ColumnValues
+	// Columns is an INSERT's column list (lower case), and Nulls, per
+	// row, the columns it gives the literal NULL (nil where no row gives
+	// one): what LeavesOut reads.
+	Columns []string
+	Nulls   [][]string
 	// Set are the columns (lower case) an UPDATE, or an INSERT's ON
 	// DUPLICATE KEY UPDATE, assigns.
 	Set []string
@@ -52,6 +57,16 @@ func RowValue(row []ColumnValue, col string) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// LeavesOut reports whether row r of an INSERT gives column col no value
+// of its own: col is not in the column list, or the row gives it NULL.
+// (An AUTO_INCREMENT column then gets the next value.)
+func (w *Writes) LeavesOut(r int, col string) bool {
+	if !slices.Contains(w.Columns, col) {
+		return true
+	}
+	return r < len(w.Nulls) && slices.Contains(w.Nulls[r], col)
 }
 
 // setRowValue gives col the value v in row, the last value a column list
@@ -147,7 +162,10 @@ func insertWrites(cur string, n *ast.InsertStmt) (Writes, bool) {
 		return Writes{}, false
 	}
 	w.Insert = true
-	for _, list := range n.Lists {
+	for _, c := range n.Columns {
+		w.Columns = append(w.Columns, c.Name.L)
+	}
+	for r, list := range n.Lists {
 		if len(list) != len(n.Columns) {
 			return Writes{}, false
 		}
@@ -158,6 +176,11 @@ func insertWrites(cur string, n *ast.InsertStmt) (Writes, bool) {
 			}
 			if v, ok := intLiteral(e); ok {
 				row = setRowValue(row, n.Columns[i].Name.L, v)
+			} else if isNull(e) {
+				if w.Nulls == nil {
+					w.Nulls = make([][]string, len(n.Lists))
+				}
+				w.Nulls[r] = append(w.Nulls[r], n.Columns[i].Name.L)
 			}
 		}
 		w.Rows = append(w.Rows, row)
@@ -252,6 +275,12 @@ func pinned(alias string, where ast.ExprNode) []ColumnValues {
 		walk(where)
 	}
 	return out
+}
+
+// isNull reports whether e is the literal NULL.
+func isNull(e ast.ExprNode) bool {
+	v, ok := e.(ast.ValueExpr)
+	return ok && v.GetValue() == nil
 }
 
 // intLiteral is the value of an integer literal (or its negation).

@@ -19,10 +19,14 @@ func TestStatementWrites(t *testing.T) {
 		{"DELETE FROM `o`.`t` WHERE (id = -3) AND c LIKE 'a%'", Writes{Table: TableName{"o", "t"}, Where: []ColumnValues{{"id", []int64{-3}}}}, true},
 		{"DELETE FROM t WHERE id IN (1, 2) AND k = 7", Writes{Table: tn, Where: []ColumnValues{{"id", []int64{1, 2}}, {"k", []int64{7}}}}, true},
 		{"INSERT INTO t (id, k, c) VALUES (1, 2, 'a'), (3, 4, CONCAT('b', NOW()))",
-			Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"id", 1}, {"k", 2}}, {{"id", 3}, {"k", 4}}}}, true},
+			Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"id", 1}, {"k", 2}}, {{"id", 3}, {"k", 4}}}, Columns: []string{"id", "k", "c"}}, true},
 		{"INSERT INTO t (id, n) VALUES (1, 1) ON DUPLICATE KEY UPDATE n = n + VALUES(n)",
-			Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"id", 1}, {"n", 1}}}, Set: []string{"n"}}, true},
-		{"REPLACE INTO t (id) VALUES (9)", Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"id", 9}}}}, true},
+			Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"id", 1}, {"n", 1}}}, Set: []string{"n"}, Columns: []string{"id", "n"}}, true},
+		{"REPLACE INTO t (id) VALUES (9)", Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"id", 9}}}, Columns: []string{"id"}}, true},
+		{"INSERT INTO t (ID, k) VALUES (NULL, 1), (0, NULL), (7, 2)",
+			Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"k", 1}}, {{"id", 0}}, {{"id", 7}, {"k", 2}}}, Columns: []string{"id", "k"},
+				Nulls: [][]string{{"id"}, {"k"}, nil}}, true},
+		{"INSERT INTO t (k) VALUES (1)", Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"k", 1}}}, Columns: []string{"k"}}, true},
 		{"UPDATE t SET v = @x WHERE id = 1", Writes{Table: tn, Where: []ColumnValues{{"id", []int64{1}}}, Set: []string{"v"}}, true},
 		// Reads beyond its row, or writes rows its text does not fix.
 		{"UPDATE t SET v = (SELECT MAX(v) FROM u) WHERE id = 1", Writes{}, false},
@@ -40,6 +44,16 @@ func TestStatementWrites(t *testing.T) {
 		got, ok := StatementWrites("db", c.q)
 		if ok != c.ok || (ok && !reflect.DeepEqual(got, c.want)) {
 			t.Errorf("%s:\n got %+v %v\nwant %+v %v", c.q, got, ok, c.want, c.ok)
+		}
+	}
+	w, _ := StatementWrites("db", "INSERT INTO t (id, k) VALUES (NULL, 1), (0, NULL)")
+	for _, c := range []struct {
+		row  int
+		col  string
+		want bool
+	}{{0, "id", true}, {0, "k", false}, {1, "id", false}, {1, "k", true}, {0, "c", true}, {1, "c", true}} {
+		if got := w.LeavesOut(c.row, c.col); got != c.want {
+			t.Errorf("row %d leaves out %s: %v, want %v", c.row, c.col, got, c.want)
 		}
 	}
 }
