@@ -33,6 +33,10 @@ func statementCases(loadFile string) []fidelityCase {
 			"SET auto_increment_increment = 1, auto_increment_offset = 1",
 			"INSERT INTO a (v) VALUES ('q') ON DUPLICATE KEY UPDATE v = 'r'",
 			"INSERT INTO b (a_id) SELECT LAST_INSERT_ID()",
+			// Keyed by the rows INSERT_ID says (10, then 11 and 12), which
+			// the UPDATEs after them wait for.
+			"INSERT INTO a (id, v) VALUES (0, 'p')", "INSERT INTO a (id, v) VALUES (NULL, 's'), (NULL, 't')",
+			"UPDATE a SET v = 'pp' WHERE id = 10", "UPDATE a SET v = 'tt' WHERE id = 12",
 		}},
 		{name: "user_vars", stmts: []string{
 			"CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR(20) CHARACTER SET latin1, n BIGINT, f DOUBLE, d DECIMAL(20,6), u BIGINT UNSIGNED, z INT)",
@@ -102,8 +106,8 @@ func statementCases(loadFile string) []fidelityCase {
 	}
 }
 
-// TestStatementFormatAgainstNativeReplica runs the statement cases and a
-// sysbench write_only load on a source logging MIXED and one logging
+// TestStatementFormatAgainstNativeReplica runs the statement cases and
+// sysbench write_only and insert loads on a source logging MIXED and one logging
 // STATEMENT, replicated by MariaDB's own replica and by paraply (SIGKILLed
 // once in the middle), and requires paraply's target to equal the source
 // wherever the native replica's does.
@@ -142,8 +146,10 @@ func testStatementFormat(t *testing.T, format string) {
 	if out, err := r.src.Sysbench(t.Context(), "oltp_write_only", "--tables=2", "--table-size=200", "--events=300", "--threads=4", "--db-ps-mode=disable", "prepare").CombinedOutput(); err != nil {
 		t.Fatalf("sysbench prepare: %v\n%s", err, out)
 	}
-	if out, err := r.src.Sysbench(t.Context(), "oltp_write_only", "--tables=2", "--table-size=200", "--events=300", "--threads=4", "--db-ps-mode=disable", "run").CombinedOutput(); err != nil {
-		t.Fatalf("sysbench run: %v\n%s", err, out)
+	for _, script := range []string{"oltp_write_only", "oltp_insert"} { // oltp_insert: INSERT ... VALUES (0, ...), AUTO_INCREMENT
+		if out, err := r.src.Sysbench(t.Context(), script, "--tables=2", "--table-size=200", "--events=300", "--threads=4", "--db-ps-mode=disable", "run").CombinedOutput(); err != nil {
+			t.Fatalf("sysbench run %s: %v\n%s", script, err, out)
+		}
 	}
 	end := r.sourcePos(t)
 	if code, out := runParaply(t, nil, append(args, "--until-caught-up")...); code != 0 {

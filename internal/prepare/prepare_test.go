@@ -92,7 +92,13 @@ func recordBinlog(t *testing.T) {
 // MariaDB receiver writes it).
 func entries(t *testing.T) []*relaylog.Entry {
 	t.Helper()
-	raws, err := binlog.FrameFile(filepath.FromSlash(recordedBinlog))
+	return entriesOf(t, filepath.FromSlash(recordedBinlog))
+}
+
+// entriesOf reads binlog file name as entries does.
+func entriesOf(t *testing.T, name string) []*relaylog.Entry {
+	t.Helper()
+	raws, err := binlog.FrameFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
