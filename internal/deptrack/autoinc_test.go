@@ -18,6 +18,7 @@ func TestStatementGeneratedKeys(t *testing.T) {
 	cat, _, err := schema.Parse(strings.NewReader(`CREATE DATABASE d; USE d;
 CREATE TABLE a (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, v INT);
 CREATE TABLE p (id INT PRIMARY KEY, v INT);
+CREATE TABLE g (grp INT NOT NULL, id INT NOT NULL AUTO_INCREMENT, PRIMARY KEY (grp, id)) ENGINE=MyISAM;
 `), "test.sql")
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +90,7 @@ CREATE TABLE p (id INT PRIMARY KEY, v INT);
 		{"INSERT INTO a (id, v) VALUES (3, 1)", ctx{mode: defaultMode, insertID: 7}},     // INSERT_ID, yet nothing generated
 		{"INSERT INTO a (id, v) VALUES (0, 1), (NULL, 2)", ctx{mode: zeroStored, insertID: 7}},
 		{"INSERT INTO p (id, v) VALUES (0, 1)", ctx{mode: defaultMode, insertID: 7}}, // INSERT_ID, yet no AUTO_INCREMENT column known
+		{"INSERT INTO g (grp) VALUES (1), (2)", ctx{mode: defaultMode, insertID: 1}}, // a sequence per group
 	} {
 		if ws := stmt(c.q, c.c); ws.Barrier != CauseStatement || len(ws.Keys) != 0 {
 			t.Errorf("%s %+v: barrier %v, keys %v; want a barrier", c.q, c.c, ws.Barrier, ws.Keys)

@@ -180,8 +180,13 @@ type generated struct {
 // a value was generated (or there where none was).
 func generatedKeys(st *binlog.Statement, tbl *schema.Table, pkCols []int, w schema.Writes) (*generated, bool) {
 	auto := slices.IndexFunc(pkCols, func(c int) bool { return tbl.Columns[c].AutoIncrement })
-	if auto < 0 {
+	switch {
+	case auto < 0:
 		return nil, !st.Context.HasInsertID
+	case auto > 0:
+		// After another key column (MyISAM, Aria): each prefix counts on
+		// its own, so the rows' values need not follow one another.
+		return nil, false
 	}
 	col := strings.ToLower(tbl.Columns[pkCols[auto]].Name)
 	left := 0
