@@ -38,6 +38,15 @@ func statementCases(loadFile string) []fidelityCase {
 			"INSERT INTO a (id, v) VALUES (0, 'p')", "INSERT INTO a (id, v) VALUES (NULL, 's'), (NULL, 't')",
 			"UPDATE a SET v = 'pp' WHERE id = 10", "UPDATE a SET v = 'tt' WHERE id = 12",
 		}},
+		// UPDATEs that keep a secondary unique key run by their rows'
+		// keys; the DELETE and INSERTs that free and take its values wait.
+		{name: "unique_keys", stmts: []string{
+			"CREATE TABLE u (id INT PRIMARY KEY, email VARCHAR(50), n INT, UNIQUE KEY email (email))",
+			"INSERT INTO u VALUES (1, 'a', 0), (2, 'b', 0)",
+			"UPDATE u SET n = n + 1 WHERE id = 1", "DELETE FROM u WHERE id = 1",
+			"INSERT INTO u VALUES (3, 'a', 5)", "UPDATE u SET n = n + 10 WHERE id = 3",
+			"UPDATE u SET email = 'c' WHERE id = 2", "INSERT INTO u VALUES (4, 'b', 1)", "UPDATE u SET n = n * 2 WHERE id IN (3, 4)",
+		}},
 		{name: "user_vars", stmts: []string{
 			"CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR(20) CHARACTER SET latin1, n BIGINT, f DOUBLE, d DECIMAL(20,6), u BIGINT UNSIGNED, z INT)",
 			"SET @s = _latin1 'grüße', @n = -42, @f = 2.5e-3, @d = CAST(-1234.5678 AS DECIMAL(20,6)), @u = 18446744073709551615, @z = NULL",

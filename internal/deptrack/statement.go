@@ -22,7 +22,10 @@ import (
 // signed integers that is its only unique key (a row's other unique values would
 // be unknown: a DELETE frees them, an INSERT could take them), no foreign
 // key as child or parent, no trigger (which writes other rows on the
-// replica, where a statement's triggers run). Such a statement gets the
+// replica, where a statement's triggers run). An UPDATE may have other
+// unique keys when it assigns none of their columns and none of them
+// holds a generated column: it keeps the row's values of those keys, so
+// what it conflicts with writes the row. Such a statement gets the
 // keys a row-format change of those rows gets, so it runs in parallel
 // with what does not touch them; any other is a barrier (CauseStatement).
 // The primary key's values are never changed (an UPDATE that assigns a
@@ -79,7 +82,7 @@ func (x *Extractor) statements(t *binlog.Txn, ws *Writeset) (bool, string) {
 func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Writeset) (col string, ok bool) {
 	tbl := x.catalog.Table(w.Table.Schema, w.Table.Name)
 	if tbl == nil || x.catalog.Unknown(w.Table.Schema, w.Table.Name) || tbl.Triggers ||
-		len(tbl.Indexes) != 1 || len(tbl.ForeignKeys) > 0 || len(x.catalog.Children(w.Table)) > 0 {
+		len(tbl.ForeignKeys) > 0 || len(x.catalog.Children(w.Table)) > 0 || !keepsOtherUniqueKeys(tbl, w) {
 		return "", false
 	}
 	if tbl.ReadsConnectionID() {
@@ -155,6 +158,29 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 		return cols[0], true
 	}
 	return "", true
+}
+
+// keepsOtherUniqueKeys reports whether the rows w writes keep their
+// values of tbl's unique keys other than the primary key: tbl has none,
+// or w is an UPDATE (a statement with assignments that is not an INSERT)
+// that assigns none of their columns, none of which is generated (whose
+// value may follow an assigned column).
+func keepsOtherUniqueKeys(tbl *schema.Table, w schema.Writes) bool {
+	for _, ix := range tbl.Indexes {
+		if ix.Primary {
+			continue
+		}
+		if w.Insert || len(w.Set) == 0 {
+			return false
+		}
+		for _, c := range ix.Columns {
+			col := &tbl.Columns[c]
+			if col.Generated || slices.Contains(w.Set, strings.ToLower(col.Name)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // modeNoAutoValueOnZero is sql_mode's NO_AUTO_VALUE_ON_ZERO: a 0 given

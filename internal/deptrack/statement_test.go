@@ -19,6 +19,8 @@ CREATE TABLE uq (id INT PRIMARY KEY, u INT, UNIQUE KEY u (u));
 CREATE TABLE us (id INT UNSIGNED PRIMARY KEY);
 CREATE TABLE tr (id INT PRIMARY KEY);
 CREATE TRIGGER tr_ai AFTER INSERT ON tr FOR EACH ROW SET @x = 1;
+CREATE TABLE users (id INT PRIMARY KEY, email VARCHAR(50), n INT, UNIQUE KEY email (email));
+CREATE TABLE ug (id INT PRIMARY KEY, n INT, g INT AS (n * 2) PERSISTENT, UNIQUE KEY g (g));
 `), "test.sql")
 	if err != nil {
 		t.Fatal(err)
@@ -44,18 +46,27 @@ CREATE TRIGGER tr_ai AFTER INSERT ON tr FOR EACH ROW SET @x = 1;
 	if ws := stmt("UPDATE s SET k = 2 WHERE id = 6"); ws.Barrier != CauseNone || intersects(ws.Keys, row5.Keys) {
 		t.Errorf("row 6: barrier %v, keys %v", ws.Barrier, ws.Keys)
 	}
+	// An UPDATE that keeps the row's other unique keys: the row's key.
+	user5 := extract(x, rows(cat, "users", binlog.Insert, []any{int32(5), "a@b", int32(1)}))
+	if ws := stmt("UPDATE users SET n = n + 1 WHERE id = 5"); ws.Barrier != CauseNone || !intersects(ws.Keys, user5.Keys) {
+		t.Errorf("UPDATE of a column outside the unique keys: barrier %v, keys %v; want row 5's (%v)", ws.Barrier, ws.Keys, user5.Keys)
+	}
 	composite := extract(x, rows(cat, "s2", binlog.Insert, []any{int32(1), int64(2), int32(0)}))
 	if ws := stmt("UPDATE s2 SET v = 3 WHERE b = 2 AND a = 1"); ws.Barrier != CauseNone || !intersects(ws.Keys, composite.Keys) {
 		t.Errorf("composite key: barrier %v, keys %v, want %v", ws.Barrier, ws.Keys, composite.Keys)
 	}
 	for _, q := range []string{
-		"UPDATE s SET k = 1 WHERE k = 5",   // not by its key
-		"UPDATE s SET id = 7 WHERE id = 5", // moves the key
-		"INSERT INTO s (k) VALUES (1)",     // AUTO_INCREMENT or default key
-		"UPDATE uq SET u = 1 WHERE id = 1", // another unique key
-		"INSERT INTO us (id) VALUES (1)",   // UNSIGNED key
-		"INSERT INTO tr (id) VALUES (1)",   // triggers
-		"INSERT INTO s SELECT * FROM s2",   // reads another table
+		"UPDATE s SET k = 1 WHERE k = 5",                     // not by its key
+		"UPDATE s SET id = 7 WHERE id = 5",                   // moves the key
+		"INSERT INTO s (k) VALUES (1)",                       // AUTO_INCREMENT or default key
+		"UPDATE uq SET u = 1 WHERE id = 1",                   // another unique key
+		"UPDATE users SET email = 'c@d', n = 2 WHERE id = 5", // changes another unique key
+		"DELETE FROM users WHERE id = 5",                     // frees the row's other unique values
+		"INSERT INTO users (id, n) VALUES (6, 1)",            // takes some
+		"UPDATE ug SET n = 1 WHERE id = 5",                   // a generated column of a unique key follows n
+		"INSERT INTO us (id) VALUES (1)",                     // UNSIGNED key
+		"INSERT INTO tr (id) VALUES (1)",                     // triggers
+		"INSERT INTO s SELECT * FROM s2",                     // reads another table
 		"UPDATE s SET k = 1 WHERE id = 1 AND k = (SELECT 1)",
 	} {
 		if ws := stmt(q); ws.Barrier != CauseStatement || len(ws.Keys) != 0 {
