@@ -47,6 +47,15 @@ func statementCases(loadFile string) []fidelityCase {
 			"INSERT INTO u VALUES (3, 'a', 5)", "UPDATE u SET n = n + 10 WHERE id = 3",
 			"UPDATE u SET email = 'c' WHERE id = 2", "INSERT INTO u VALUES (4, 'b', 1)", "UPDATE u SET n = n * 2 WHERE id IN (3, 4)",
 		}},
+		// UPDATEs of a parent's other columns run by its key, which its
+		// children's rows reference.
+		{name: "parent_keys", stmts: []string{
+			"CREATE TABLE pa (id INT PRIMARY KEY, name VARCHAR(10))",
+			"CREATE TABLE ch (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES pa (id) ON DELETE CASCADE)",
+			"INSERT INTO pa VALUES (1, 'a'), (2, 'b')", "INSERT INTO ch VALUES (10, 1), (11, 2)",
+			"UPDATE pa SET name = 'aa' WHERE id = 1", "DELETE FROM pa WHERE id = 2", "UPDATE pa SET name = CONCAT(name, 'x') WHERE id = 1",
+			"INSERT INTO ch VALUES (12, 1)", "UPDATE pa SET name = 'z' WHERE id IN (1, 2)",
+		}},
 		{name: "user_vars", stmts: []string{
 			"CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR(20) CHARACTER SET latin1, n BIGINT, f DOUBLE, d DECIMAL(20,6), u BIGINT UNSIGNED, z INT)",
 			"SET @s = _latin1 'grüße', @n = -42, @f = 2.5e-3, @d = CAST(-1234.5678 AS DECIMAL(20,6)), @u = 18446744073709551615, @z = NULL",

@@ -18,18 +18,24 @@ import (
 //	INSERT INTO t (id, ...) VALUES (5, ...), (6, ...)
 //
 // when its expressions read nothing but that row (schema.StatementWrites),
-// and t is a table whose rows nothing else ties: a primary key of
-// signed integers that is its only unique key (a row's other unique values would
+// and t is a table whose rows nothing else ties: a primary key of signed
+// integers that is its only unique key (a row's other unique values would
 // be unknown: a DELETE frees them, an INSERT could take them), no foreign
 // key as child or parent, no trigger (which writes other rows on the
-// replica, where a statement's triggers run). An UPDATE may have other
-// unique keys when it assigns none of their columns and none of them
-// holds a generated column: it keeps the row's values of those keys, so
-// what it conflicts with writes the row. Such a statement gets the
+// replica, where a statement's triggers run). Such a statement gets the
 // keys a row-format change of those rows gets, so it runs in parallel
 // with what does not touch them; any other is a barrier (CauseStatement).
 // The primary key's values are never changed (an UPDATE that assigns a
 // key column is a barrier).
+//
+// An UPDATE keeps more of the row: its table may also have other unique
+// keys, when it assigns none of their columns and none of them is
+// generated, and children whose foreign keys reference its primary key,
+// which it never assigns. The row's values of those keys stay, so
+// whatever the UPDATE conflicts with writes the same row, or references
+// it, and has its key. A child table stays a barrier: a cascade from its
+// parent, which the binlog does not show, can change the row under the
+// statement.
 //
 // An INSERT whose rows give the AUTO_INCREMENT column 0 (sysbench's
 // oltp_insert), NULL, or nothing does not write row 0: the server
@@ -82,7 +88,7 @@ func (x *Extractor) statements(t *binlog.Txn, ws *Writeset) (bool, string) {
 func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Writeset) (col string, ok bool) {
 	tbl := x.catalog.Table(w.Table.Schema, w.Table.Name)
 	if tbl == nil || x.catalog.Unknown(w.Table.Schema, w.Table.Name) || tbl.Triggers ||
-		len(tbl.ForeignKeys) > 0 || len(x.catalog.Children(w.Table)) > 0 || !keepsOtherUniqueKeys(tbl, w) {
+		len(tbl.ForeignKeys) > 0 || !keepsOtherUniqueKeys(tbl, w) {
 		return "", false
 	}
 	if tbl.ReadsConnectionID() {
@@ -94,6 +100,12 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 	}
 	cols := make([]string, len(pk.Columns))
 	for i, c := range pk.Columns {
+		cols[i] = strings.ToLower(tbl.Columns[c].Name)
+	}
+	if !keepsReferenced(x.catalog.Children(w.Table), cols, w) {
+		return "", false
+	}
+	for i, c := range pk.Columns {
 		col := &tbl.Columns[c]
 		// UNSIGNED values decode negative where the table map leaves
 		// signedness out (binlog_row_metadata below FULL): a literal would
@@ -101,7 +113,6 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 		if !integerType(col.Type) || col.Unsigned || col.Generated {
 			return "", false
 		}
-		cols[i] = strings.ToLower(col.Name)
 		if slices.Contains(w.Set, cols[i]) {
 			return "", false
 		}
@@ -178,6 +189,23 @@ func keepsOtherUniqueKeys(tbl *schema.Table, w schema.Writes) bool {
 			if col.Generated || slices.Contains(w.Set, strings.ToLower(col.Name)) {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// keepsReferenced reports whether the rows w writes keep what children,
+// the foreign keys that reference their table, reference: there are none,
+// or w is an UPDATE and each of them references the primary key (pk, its
+// columns in lower case), which an UPDATE with keys never assigns. A
+// child row's change then has the parent row's key in its writeset (the
+// same hash, see parentKey), so it and the UPDATE, whose row locks meet
+// in the target's foreign key check, run in order. A foreign key over
+// other columns hashes their values, which the statement does not say.
+func keepsReferenced(children []schema.ChildRef, pk []string, w schema.Writes) bool {
+	for _, ref := range children {
+		if w.Insert || len(w.Set) == 0 || !slices.EqualFunc(ref.ForeignKey.RefColumns, pk, strings.EqualFold) {
+			return false
 		}
 	}
 	return true

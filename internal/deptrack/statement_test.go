@@ -21,6 +21,10 @@ CREATE TABLE tr (id INT PRIMARY KEY);
 CREATE TRIGGER tr_ai AFTER INSERT ON tr FOR EACH ROW SET @x = 1;
 CREATE TABLE users (id INT PRIMARY KEY, email VARCHAR(50), n INT, UNIQUE KEY email (email));
 CREATE TABLE ug (id INT PRIMARY KEY, n INT, g INT AS (n * 2) PERSISTENT, UNIQUE KEY g (g));
+CREATE TABLE pa (id INT PRIMARY KEY, name VARCHAR(10));
+CREATE TABLE ch (id INT PRIMARY KEY, pid INT, n INT, FOREIGN KEY (pid) REFERENCES pa (id) ON DELETE CASCADE);
+CREATE TABLE pc (id INT PRIMARY KEY, code INT, name VARCHAR(10), KEY code (code));
+CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc (code));
 `), "test.sql")
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +55,14 @@ CREATE TABLE ug (id INT PRIMARY KEY, n INT, g INT AS (n * 2) PERSISTENT, UNIQUE 
 	if ws := stmt("UPDATE users SET n = n + 1 WHERE id = 5"); ws.Barrier != CauseNone || !intersects(ws.Keys, user5.Keys) {
 		t.Errorf("UPDATE of a column outside the unique keys: barrier %v, keys %v; want row 5's (%v)", ws.Barrier, ws.Keys, user5.Keys)
 	}
+	// An UPDATE of a parent that keeps what its children reference.
+	parent1 := extract(x, rows(cat, "pa", binlog.Insert, []any{int32(1), "a"}))
+	child := extract(x, rows(cat, "ch", binlog.Insert, []any{int32(9), int32(1), int32(0)}))
+	if ws := stmt("UPDATE pa SET name = 'b' WHERE id = 1"); ws.Barrier != CauseNone || !intersects(ws.Keys, parent1.Keys) {
+		t.Errorf("UPDATE of a parent's unreferenced column: barrier %v, keys %v; want row 1's (%v)", ws.Barrier, ws.Keys, parent1.Keys)
+	} else if !intersects(ws.Keys, child.Keys) {
+		t.Errorf("UPDATE of a parent: keys %v, none of them the key its child row references (%v)", ws.Keys, child.Keys)
+	}
 	composite := extract(x, rows(cat, "s2", binlog.Insert, []any{int32(1), int64(2), int32(0)}))
 	if ws := stmt("UPDATE s2 SET v = 3 WHERE b = 2 AND a = 1"); ws.Barrier != CauseNone || !intersects(ws.Keys, composite.Keys) {
 		t.Errorf("composite key: barrier %v, keys %v, want %v", ws.Barrier, ws.Keys, composite.Keys)
@@ -64,6 +76,10 @@ CREATE TABLE ug (id INT PRIMARY KEY, n INT, g INT AS (n * 2) PERSISTENT, UNIQUE 
 		"DELETE FROM users WHERE id = 5",                     // frees the row's other unique values
 		"INSERT INTO users (id, n) VALUES (6, 1)",            // takes some
 		"UPDATE ug SET n = 1 WHERE id = 5",                   // a generated column of a unique key follows n
+		"UPDATE pc SET name = 'b' WHERE id = 1",              // ch2 references code, whose value the statement does not say
+		"DELETE FROM pa WHERE id = 1",                        // ch's rows reference it
+		"INSERT INTO pa (id, name) VALUES (2, 'c')",          // ch's rows may come to reference it
+		"UPDATE ch SET n = 1 WHERE id = 1",                   // a cascade from pa may change the row
 		"INSERT INTO us (id) VALUES (1)",                     // UNSIGNED key
 		"INSERT INTO tr (id) VALUES (1)",                     // triggers
 		"INSERT INTO s SELECT * FROM s2",                     // reads another table

@@ -21,10 +21,11 @@
 // Order: each statement gets a level, one above the last statement before
 // it that wrote the same row (Level). Statements of one level write
 // distinct rows, and each one row of a table whose primary key is its only
-// unique key (or, for an UPDATE, one that assigns no column of the other
-// unique keys), with no trigger and no foreign key (the caller's to check,
-// as for the statement's writeset): they commute, so the statements of a
-// level may run in any order, merged. Levels run in order.
+// unique key, with no trigger and no foreign key (or, for an UPDATE that
+// assigns no column of them, other unique keys and foreign keys of other
+// tables referencing the primary key), the caller's to check, as for the
+// statement's writeset: they commute, so the statements of a level may run
+// in any order, merged. Levels run in order.
 //
 // Recognize accepts only texts it reads with certainty: ASCII, no
 // comment, no backslash, no double quote (a string or, under ANSI_QUOTES,
