@@ -191,7 +191,7 @@ type Column struct {
 	// Generated is true for VIRTUAL and STORED (PERSISTENT) generated columns.
 	Generated bool
 	// AutoIncrement is true for the table's AUTO_INCREMENT column: an
-	// INSERT that gives it 0 or NULL gets the next value, which a
+	// INSERT that gives it 0, NULL or nothing gets the next value, which a
 	// statement-format statement's text does not tell (its INSERT_ID does).
 	AutoIncrement bool
 	// ConnectionID is true when the column's DEFAULT or generation
