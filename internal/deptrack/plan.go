@@ -18,6 +18,13 @@ type tablePlan struct {
 	cascades     []uint64  // tokens of tables an update or delete here can cascade into
 	keys         []keyPlan // unique keys, referenced column lists, parent keys of foreign keys
 	columns      []bool    // the columns keys reads (see Extractor.Columns), once asked
+	// For statements (see statementKeys): others is set when the table has
+	// unique keys besides the primary key, or children. Only an UPDATE
+	// that keeps them gets keys then: one that assigns none of kept (their
+	// columns, lower case), on a table where keepable (no such key holds a
+	// generated column, every child references the primary key).
+	others, keepable bool
+	kept             []string
 }
 
 // keyPlan describes one key hashed for each row image.
@@ -57,7 +64,8 @@ func (x *Extractor) plan(t *schema.Table) *tablePlan {
 	}
 	// Column lists other tables' foreign keys reference without a unique
 	// index on them: hash them too, or a child row could miss its parent.
-	for _, ch := range x.catalog.Children(name) {
+	children := x.catalog.Children(name)
+	for _, ch := range children {
 		cols := positions(t, ch.ForeignKey.RefColumns)
 		if cols == nil {
 			continue
@@ -70,6 +78,7 @@ func (x *Extractor) plan(t *schema.Table) *tablePlan {
 			p.keys = append(p.keys, newKeyPlan(t, kn, sorted, nil, t, sorted))
 		}
 	}
+	p.forStatements(t, children)
 	for _, fk := range t.ForeignKeys {
 		if fk.Cascades() {
 			p.cascadeChild = true
@@ -83,6 +92,37 @@ func (x *Extractor) plan(t *schema.Table) *tablePlan {
 	}
 	x.plans[t] = p
 	return p
+}
+
+// forStatements sets what statementKeys needs to know of t beyond its
+// primary key: its other unique keys and its children. A child that
+// references the primary key hashes a row's reference as the parent row's
+// key (see parentKey), so a child row's change and an UPDATE of the parent
+// row, whose locks meet in the target's foreign key check, run in order; a
+// reference to other columns hashes values a statement's text does not
+// say.
+func (p *tablePlan) forStatements(t *schema.Table, children []schema.ChildRef) {
+	p.keepable = true
+	for _, ix := range t.Indexes {
+		if ix.Primary {
+			continue
+		}
+		p.others = true
+		for _, c := range ix.Columns {
+			p.kept = append(p.kept, strings.ToLower(t.Columns[c].Name))
+			p.keepable = p.keepable && !t.Columns[c].Generated
+		}
+	}
+	var pk []string
+	if ix := t.PrimaryKey(); ix != nil {
+		for _, c := range ix.Columns {
+			pk = append(pk, t.Columns[c].Name)
+		}
+	}
+	for _, ref := range children {
+		p.others = true
+		p.keepable = p.keepable && len(pk) > 0 && slices.EqualFunc(ref.ForeignKey.RefColumns, pk, strings.EqualFold)
+	}
 }
 
 // parentKey is the key a child row's foreign key columns hash to: the same

@@ -87,9 +87,12 @@ func (x *Extractor) statements(t *binlog.Txn, ws *Writeset) (bool, string) {
 // primary key's column when it is one column, "" otherwise.
 func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Writeset) (col string, ok bool) {
 	tbl := x.catalog.Table(w.Table.Schema, w.Table.Name)
-	if tbl == nil || x.catalog.Unknown(w.Table.Schema, w.Table.Name) || tbl.Triggers ||
-		len(tbl.ForeignKeys) > 0 || !keepsOtherUniqueKeys(tbl, w) {
+	if tbl == nil || x.catalog.Unknown(w.Table.Schema, w.Table.Name) || tbl.Triggers || len(tbl.ForeignKeys) > 0 {
 		return "", false
+	}
+	p := x.plan(tbl)
+	if p.others && (w.Insert || len(w.Set) == 0 || !p.keepable || slices.ContainsFunc(w.Set, func(c string) bool { return slices.Contains(p.kept, c) })) {
+		return "", false // only an UPDATE keeps the other unique keys' and the children's values
 	}
 	if tbl.ReadsConnectionID() {
 		ws.ReadsConnectionID = true
@@ -100,12 +103,6 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 	}
 	cols := make([]string, len(pk.Columns))
 	for i, c := range pk.Columns {
-		cols[i] = strings.ToLower(tbl.Columns[c].Name)
-	}
-	if !keepsReferenced(x.catalog.Children(w.Table), cols, w) {
-		return "", false
-	}
-	for i, c := range pk.Columns {
 		col := &tbl.Columns[c]
 		// UNSIGNED values decode negative where the table map leaves
 		// signedness out (binlog_row_metadata below FULL): a literal would
@@ -113,11 +110,11 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 		if !integerType(col.Type) || col.Unsigned || col.Generated {
 			return "", false
 		}
+		cols[i] = strings.ToLower(col.Name)
 		if slices.Contains(w.Set, cols[i]) {
 			return "", false
 		}
 	}
-	p := x.plan(tbl)
 	k := slices.IndexFunc(p.keys, func(k keyPlan) bool { return k.name == pk.Name })
 	if k < 0 {
 		return "", false
@@ -169,46 +166,6 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 		return cols[0], true
 	}
 	return "", true
-}
-
-// keepsOtherUniqueKeys reports whether the rows w writes keep their
-// values of tbl's unique keys other than the primary key: tbl has none,
-// or w is an UPDATE (a statement with assignments that is not an INSERT)
-// that assigns none of their columns, none of which is generated (whose
-// value may follow an assigned column).
-func keepsOtherUniqueKeys(tbl *schema.Table, w schema.Writes) bool {
-	for _, ix := range tbl.Indexes {
-		if ix.Primary {
-			continue
-		}
-		if w.Insert || len(w.Set) == 0 {
-			return false
-		}
-		for _, c := range ix.Columns {
-			col := &tbl.Columns[c]
-			if col.Generated || slices.Contains(w.Set, strings.ToLower(col.Name)) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// keepsReferenced reports whether the rows w writes keep what children,
-// the foreign keys that reference their table, reference: there are none,
-// or w is an UPDATE and each of them references the primary key (pk, its
-// columns in lower case), which an UPDATE with keys never assigns. A
-// child row's change then has the parent row's key in its writeset (the
-// same hash, see parentKey), so it and the UPDATE, whose row locks meet
-// in the target's foreign key check, run in order. A foreign key over
-// other columns hashes their values, which the statement does not say.
-func keepsReferenced(children []schema.ChildRef, pk []string, w schema.Writes) bool {
-	for _, ref := range children {
-		if w.Insert || len(w.Set) == 0 || !slices.EqualFunc(ref.ForeignKey.RefColumns, pk, strings.EqualFold) {
-			return false
-		}
-	}
-	return true
 }
 
 // modeNoAutoValueOnZero is sql_mode's NO_AUTO_VALUE_ON_ZERO: a 0 given
