@@ -7,10 +7,6 @@ import (
 	"github.com/paraply/paraply/internal/schema"
 )
 
-// modeNoDirInCreate is sql_mode's NO_DIR_IN_CREATE, which a replica keeps
-// its own of (MariaDB and MySQL alike).
-const modeNoDirInCreate = 1 << 7
-
 // assignment is one session variable of a SET: its name and its value
 // as an SQL literal (or expression).
 type assignment struct{ name, value string }
@@ -93,7 +89,8 @@ func statementSession(st *binlog.Statement, sameFlavor, mariadb bool) []assignme
 			add("@@session.collation_database", int(s.CharsetDatabase))
 		}
 		if s.HasSQLMode {
-			add("@@session.sql_mode", s.SQLMode&^modeNoDirInCreate)
+			// NO_DIR_IN_CREATE: a replica keeps its own (MariaDB and MySQL alike).
+			add("@@session.sql_mode", s.SQLMode&^binlog.ModeNoDirInCreate)
 		}
 		if s.ExplicitDefaultsTS != 0 && !mariadb {
 			add("@@session.explicit_defaults_for_timestamp", flag(s.ExplicitDefaultsTS == 2))

@@ -70,6 +70,15 @@ const (
 	OptionInsertHistory = 1 << 30
 )
 
+// The sql_mode bits of QuerySession.SQLMode that a replica reads (MariaDB
+// and MySQL sql_class.h, MODE_*).
+const (
+	ModeNoDirInCreate     = 1 << 7
+	ModeNoAutoValueOnZero = 1 << 19
+	ModeStrictTransTables = 1 << 21
+	ModeStrictAllTables   = 1 << 22
+)
+
 // Query event status variable codes (MySQL log_event.h, MariaDB log_event.h).
 const (
 	qFlags2             = 0

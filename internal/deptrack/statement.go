@@ -168,10 +168,6 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 	return "", true
 }
 
-// modeNoAutoValueOnZero is sql_mode's NO_AUTO_VALUE_ON_ZERO: a 0 given
-// an AUTO_INCREMENT column is stored as 0.
-const modeNoAutoValueOnZero = 1 << 19
-
 // generated are the values an INSERT's AUTO_INCREMENT column gets: the
 // column's index in the table, and per row its value.
 type generated struct {
@@ -227,7 +223,7 @@ func generatedKeys(st *binlog.Statement, tbl *schema.Table, pkCols []int, w sche
 // zeroStored reports whether st's session stores a 0 given an
 // AUTO_INCREMENT column as 0 (NO_AUTO_VALUE_ON_ZERO).
 func zeroStored(st *binlog.Statement) bool {
-	return st.Session.HasSQLMode && st.Session.SQLMode&modeNoAutoValueOnZero != 0
+	return st.Session.HasSQLMode && st.Session.SQLMode&binlog.ModeNoAutoValueOnZero != 0
 }
 
 // addValues adds the key of plan k with the integer values vs: the hash a

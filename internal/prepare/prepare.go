@@ -343,8 +343,7 @@ const maxQuoted = 4096
 // a value as an INSERT of one does (not strict, it stores the column's
 // implicit default where the one-row INSERT stops).
 func strict(st *binlog.Statement) bool {
-	const strictModes = 1<<21 | 1<<22
-	return st.Session.HasSQLMode && st.Session.SQLMode&strictModes != 0
+	return st.Session.HasSQLMode && st.Session.SQLMode&(binlog.ModeStrictTransTables|binlog.ModeStrictAllTables) != 0
 }
 
 // mergeBytes is about what a stage.Merge of up to eight columns holds:
