@@ -128,8 +128,8 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 		for r, row := range w.Rows {
 			tuple := make([]int64, len(cols))
 			for i, c := range cols {
-				if gen != nil && pk.Columns[i] == gen.column {
-					tuple[i] = gen.values[r]
+				if gen != nil && i == 0 {
+					tuple[i] = gen[r]
 					continue
 				}
 				v, ok := schema.RowValue(row, c)
@@ -168,34 +168,28 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 	return "", true
 }
 
-// generated are the values an INSERT's AUTO_INCREMENT column gets: the
-// column's index in the table, and per row its value.
-type generated struct {
-	column int
-	values []int64
-}
-
-// generatedKeys tells which values the AUTO_INCREMENT column among the
-// primary key's columns (pkCols, indexes in tbl) gets in the rows of
-// INSERT w, which st logged: nil when the statement gives it every value
-// itself. A row leaves the value to the server when it gives NULL, leaves
-// the column out, or gives 0 (unless NO_AUTO_VALUE_ON_ZERO). When every
-// row does, the values are INSERT_ID's and each next one
-// auto_increment_increment above (what a replica given INSERT_ID
-// generates). false when that cannot be told: some rows give a value and
-// others do not, a value is not a literal, or INSERT_ID is missing where
-// a value was generated (or there where none was).
-func generatedKeys(st *binlog.Statement, tbl *schema.Table, pkCols []int, w schema.Writes) (*generated, bool) {
-	auto := slices.IndexFunc(pkCols, func(c int) bool { return tbl.Columns[c].AutoIncrement })
-	switch {
-	case auto < 0:
+// generatedKeys tells which values the primary key's AUTO_INCREMENT
+// column (pkCols, indexes in tbl) gets in the rows of INSERT w, which st
+// logged, one per row: nil when the statement gives it every value
+// itself. The column leads the key, or the statement is a barrier
+// (false): after another key column (MyISAM, Aria) each prefix counts on
+// its own, so the rows' values need not follow one another. A row leaves
+// the value to the server when it gives NULL, leaves the column out, or
+// gives 0 (unless NO_AUTO_VALUE_ON_ZERO). When every row does, the values
+// are INSERT_ID's and each next one auto_increment_increment above (what a
+// replica given INSERT_ID generates). false too when that cannot be told:
+// some rows give a value and others do not, a value is not a literal, or
+// INSERT_ID is missing where a value was generated (or there where none
+// was).
+func generatedKeys(st *binlog.Statement, tbl *schema.Table, pkCols []int, w schema.Writes) ([]int64, bool) {
+	switch slices.IndexFunc(pkCols, func(c int) bool { return tbl.Columns[c].AutoIncrement }) {
+	case -1:
 		return nil, !st.Context.HasInsertID
-	case auto > 0:
-		// After another key column (MyISAM, Aria): each prefix counts on
-		// its own, so the rows' values need not follow one another.
+	case 0:
+	default:
 		return nil, false
 	}
-	col := strings.ToLower(tbl.Columns[pkCols[auto]].Name)
+	col := strings.ToLower(tbl.Columns[pkCols[0]].Name)
 	left := 0
 	for r, row := range w.Rows {
 		if v, ok := schema.RowValue(row, col); (ok && v == 0 && !zeroStored(st)) || (!ok && w.LeavesOut(r, col)) {
@@ -213,11 +207,11 @@ func generatedKeys(st *binlog.Statement, tbl *schema.Table, pkCols []int, w sche
 		return nil, false
 	}
 	step := int64(max(st.Session.AutoIncrementIncrement, 1))
-	g := &generated{column: pkCols[auto], values: make([]int64, len(w.Rows))}
-	for r := range g.values {
-		g.values[r] = int64(st.Context.InsertID) + int64(r)*step
+	values := make([]int64, len(w.Rows))
+	for r := range values {
+		values[r] = int64(st.Context.InsertID) + int64(r)*step
 	}
-	return g, true
+	return values, true
 }
 
 // zeroStored reports whether st's session stores a 0 given an
