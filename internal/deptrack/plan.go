@@ -39,6 +39,12 @@ type keyPlan struct {
 type partPlan struct {
 	coll   *collation.Collation // how string values key
 	prefix int                  // a prefix index's length, 0 for the whole value
+	// unsigned is the width of an UNSIGNED integer column: a row image
+	// whose table map leaves signedness out (binlog_row_metadata=NO_LOG,
+	// MariaDB's default) decodes the upper half of its range negative, one
+	// that says it does not, and a statement's literal is neither (see
+	// appendInteger).
+	unsigned int
 }
 
 func (x *Extractor) plan(t *schema.Table) *tablePlan {
@@ -184,10 +190,18 @@ func newKeyPlanFor(owner schema.TableName, name string, cols []int, fold *schema
 	}
 	for i, oc := range ocols {
 		if oc >= 0 && oc < len(fold.Columns) {
-			k.parts[i] = partPlan{coll: columnCollation(fold.Columns[oc])}
+			k.parts[i] = partPlan{coll: columnCollation(fold.Columns[oc]), unsigned: unsignedBits(fold.Columns[oc])}
 		}
 	}
 	return k
+}
+
+// unsignedBits is partPlan.unsigned for column c.
+func unsignedBits(c schema.Column) int {
+	if !c.Unsigned {
+		return 0
+	}
+	return integerBits(c.Type)
 }
 
 // columnCollation is how a column's string values compare: by their

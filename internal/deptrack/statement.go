@@ -18,8 +18,9 @@ import (
 //	INSERT INTO t (id, ...) VALUES (5, ...), (6, ...)
 //
 // when its expressions read nothing but that row (schema.StatementWrites),
-// and t is a table whose rows nothing else ties: a primary key of signed
-// integers that is its only unique key (a row's other unique values would
+// and t is a table whose rows nothing else ties: a primary key of integers
+// (each value a literal in its column's range: the server would clip
+// another one) that is its only unique key (a row's other unique values would
 // be unknown: a DELETE frees them, an INSERT could take them), no foreign
 // key as child or parent, no trigger (which writes other rows on the
 // replica, where a statement's triggers run). Such a statement gets the
@@ -104,10 +105,7 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 	cols := make([]string, len(pk.Columns))
 	for i, c := range pk.Columns {
 		col := &tbl.Columns[c]
-		// UNSIGNED values decode negative where the table map leaves
-		// signedness out (binlog_row_metadata below FULL): a literal would
-		// not key as the row does.
-		if !integerType(col.Type) || col.Unsigned || col.Generated {
+		if integerBits(col.Type) == 0 || col.Generated {
 			return "", false
 		}
 		cols[i] = strings.ToLower(col.Name)
@@ -158,6 +156,13 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 	}
 	if len(tuples) > maxStatementKeys {
 		return "", false
+	}
+	for _, t := range tuples {
+		for i, c := range pk.Columns {
+			if !inRange(&tbl.Columns[c], t[i]) {
+				return "", false
+			}
+		}
 	}
 	for _, t := range tuples {
 		x.addValues(ws, &p.keys[k], t)
@@ -224,8 +229,8 @@ func zeroStored(st *binlog.Statement) bool {
 // row image with those values gets (addKey).
 func (x *Extractor) addValues(ws *Writeset, k *keyPlan, vs []int64) {
 	x.buf = append(x.buf[:0], k.prefix...)
-	for _, v := range vs {
-		x.buf = appendInt(x.buf, v)
+	for i, v := range vs {
+		x.buf = appendInteger(x.buf, v, &k.parts[i])
 		x.buf = append(x.buf, 0x1f)
 	}
 	x.h.Reset()
@@ -240,13 +245,38 @@ func (x *Extractor) addValues(ws *Writeset, k *keyPlan, vs []int64) {
 	}
 }
 
-// integerType reports whether a column type (as the catalog spells it)
-// holds integers, which a statement's integer literals key as row images
-// do.
-func integerType(t string) bool {
+// integerBits is the width of a column type (as the catalog spells it)
+// that holds integers, which a statement's integer literals key as row
+// images do; 0 for any other type.
+func integerBits(t string) int {
 	switch t {
-	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
-		return true
+	case "tinyint":
+		return 8
+	case "smallint":
+		return 16
+	case "mediumint":
+		return 24
+	case "int", "integer":
+		return 32
+	case "bigint":
+		return 64
 	}
-	return false
+	return 0
+}
+
+// inRange reports whether integer column c holds v as it is. A value
+// outside its range is clipped by a server in a non-strict sql_mode (or
+// refused), so the row written would not be the literal's.
+func inRange(c *schema.Column, v int64) bool {
+	bits := integerBits(c.Type)
+	switch {
+	case c.Unsigned && bits == 64:
+		return v >= 0
+	case c.Unsigned:
+		return v >= 0 && v < 1<<bits
+	case bits == 64:
+		return true
+	default:
+		return v >= -1<<(bits-1) && v < 1<<(bits-1)
+	}
 }

@@ -16,7 +16,9 @@ func TestStatementKeys(t *testing.T) {
 CREATE TABLE s (id INT PRIMARY KEY, k INT, c VARCHAR(10), KEY k (k));
 CREATE TABLE s2 (a INT, b BIGINT, v INT, PRIMARY KEY (a, b));
 CREATE TABLE uq (id INT PRIMARY KEY, u INT, UNIQUE KEY u (u));
-CREATE TABLE us (id INT UNSIGNED PRIMARY KEY);
+CREATE TABLE us (id INT UNSIGNED PRIMARY KEY, n INT);
+CREATE TABLE ub (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, n INT);
+CREATE TABLE sm (id SMALLINT PRIMARY KEY, n INT);
 CREATE TABLE tr (id INT PRIMARY KEY);
 CREATE TRIGGER tr_ai AFTER INSERT ON tr FOR EACH ROW SET @x = 1;
 CREATE TABLE users (id INT PRIMARY KEY, email VARCHAR(50), n INT, UNIQUE KEY email (email));
@@ -63,6 +65,25 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 	} else if !intersects(ws.Keys, child.Keys) {
 		t.Errorf("UPDATE of a parent: keys %v, none of them the key its child row references (%v)", ws.Keys, child.Keys)
 	}
+	// UNSIGNED keys: a literal keys as the row does, whether the row image
+	// came with signedness (uint32) or without it (the upper half of the
+	// range negative).
+	for _, c := range []struct {
+		q, table string
+		image    []any
+	}{
+		{"UPDATE us SET n = 1 WHERE id = 7", "us", []any{uint32(7), int32(0)}},
+		{"UPDATE us SET n = 1 WHERE id = 7", "us", []any{int32(7), int32(0)}},
+		{"DELETE FROM us WHERE id = 4294967294", "us", []any{int32(-2), int32(0)}},
+		{"DELETE FROM us WHERE id = 4294967294", "us", []any{uint32(4294967294), int32(0)}},
+		{"INSERT INTO ub (id, n) VALUES (9, 1)", "ub", []any{int64(9), int32(1)}},
+		{"INSERT INTO ub (id, n) VALUES (9, 1)", "ub", []any{uint64(9), int32(1)}},
+	} {
+		row := extract(x, rows(cat, c.table, binlog.Insert, c.image))
+		if ws := stmt(c.q); ws.Barrier != CauseNone || !intersects(ws.Keys, row.Keys) {
+			t.Errorf("%s: barrier %v, keys %v; want the key of the row %T(%v) (%v)", c.q, ws.Barrier, ws.Keys, c.image[0], c.image[0], row.Keys)
+		}
+	}
 	composite := extract(x, rows(cat, "s2", binlog.Insert, []any{int32(1), int64(2), int32(0)}))
 	if ws := stmt("UPDATE s2 SET v = 3 WHERE b = 2 AND a = 1"); ws.Barrier != CauseNone || !intersects(ws.Keys, composite.Keys) {
 		t.Errorf("composite key: barrier %v, keys %v, want %v", ws.Barrier, ws.Keys, composite.Keys)
@@ -80,7 +101,9 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 		"DELETE FROM pa WHERE id = 1",                        // ch's rows reference it
 		"INSERT INTO pa (id, name) VALUES (2, 'c')",          // ch's rows may come to reference it
 		"UPDATE ch SET n = 1 WHERE id = 1",                   // a cascade from pa may change the row
-		"INSERT INTO us (id) VALUES (1)",                     // UNSIGNED key
+		"INSERT INTO us (id) VALUES (4294967296)",            // above INT UNSIGNED: clipped or refused
+		"UPDATE sm SET n = 1 WHERE id = 40000",               // above SMALLINT
+		"INSERT INTO sm (id, n) VALUES (-32769, 1)",          // below it
 		"INSERT INTO tr (id) VALUES (1)",                     // triggers
 		"INSERT INTO s SELECT * FROM s2",                     // reads another table
 		"UPDATE s SET k = 1 WHERE id = 1 AND k = (SELECT 1)",

@@ -292,15 +292,15 @@ func columnValue(r *binlog.Rows, image int, after bool, c int) (any, bool) {
 func appendValue(dst []byte, v any, p *partPlan) []byte {
 	switch v := v.(type) {
 	case int8:
-		return appendInt(dst, int64(v))
+		return appendInteger(dst, int64(v), p)
 	case int16:
-		return appendInt(dst, int64(v))
+		return appendInteger(dst, int64(v), p)
 	case int32:
-		return appendInt(dst, int64(v))
+		return appendInteger(dst, int64(v), p)
 	case int64:
-		return appendInt(dst, v)
+		return appendInteger(dst, v, p)
 	case int:
-		return appendInt(dst, int64(v))
+		return appendInteger(dst, int64(v), p)
 	case uint8:
 		return appendInt(dst, int64(v))
 	case uint16:
@@ -308,10 +308,7 @@ func appendValue(dst []byte, v any, p *partPlan) []byte {
 	case uint32:
 		return appendInt(dst, int64(v))
 	case uint64:
-		if v <= math.MaxInt64 {
-			return appendInt(dst, int64(v))
-		}
-		return binary.LittleEndian.AppendUint64(append(dst, 'u'), v)
+		return appendUnsigned(dst, v)
 	case float32:
 		return appendFloat(dst, float64(v))
 	case float64:
@@ -334,6 +331,29 @@ func appendFloat(dst []byte, v float64) []byte {
 		v = 0
 	}
 	return binary.LittleEndian.AppendUint64(append(dst, 'f'), math.Float64bits(v))
+}
+
+// appendInteger encodes v, an integer of the column p folds as: a negative
+// value of an UNSIGNED column, which a row image without signedness gives,
+// as the unsigned value it is, so that it keys as the same value decoded
+// with signedness, or written as a literal, does.
+func appendInteger(dst []byte, v int64, p *partPlan) []byte {
+	if v < 0 && p.unsigned > 0 {
+		u := uint64(v)
+		if p.unsigned < 64 {
+			u &= 1<<p.unsigned - 1
+		}
+		return appendUnsigned(dst, u)
+	}
+	return appendInt(dst, v)
+}
+
+// appendUnsigned encodes u as appendInt does where an int64 holds it.
+func appendUnsigned(dst []byte, u uint64) []byte {
+	if u <= math.MaxInt64 {
+		return appendInt(dst, int64(u))
+	}
+	return binary.LittleEndian.AppendUint64(append(dst, 'u'), u)
 }
 
 func appendInt(dst []byte, v int64) []byte {

@@ -1,6 +1,7 @@
 package prepare
 
 import (
+	"database/sql"
 	"slices"
 	"testing"
 
@@ -17,12 +18,12 @@ import (
 // row waits for its INSERT, and INSERTs of different rows do not wait for
 // each other. Under NO_AUTO_VALUE_ON_ZERO a 0 is row 0.
 func TestGeneratedKeysFromMixed(t *testing.T) {
-	srv := sandboxtest.ForTest(t, sandbox.Options{Name: "prepare-autoinc", Binlog: true})
-	ctx := t.Context()
-	if err := srv.Exec(ctx, "RESET MASTER"); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Exec(ctx, // one session
+	var ids string
+	got := preparedFromSource(t, "prepare-autoinc", func(db *sql.DB) {
+		if err := db.QueryRowContext(t.Context(), "SELECT GROUP_CONCAT(id ORDER BY id) FROM ai.t").Scan(&ids); err != nil {
+			t.Fatal(err)
+		}
+	},
 		"SET SESSION binlog_format = MIXED",
 		"CREATE DATABASE ai",
 		"CREATE TABLE ai.t (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, v INT)",
@@ -41,31 +42,9 @@ func TestGeneratedKeysFromMixed(t *testing.T) {
 		"UPDATE ai.t SET v = 14 WHERE id = 4",  // 0-1-13
 		"UPDATE ai.t SET v = 15 WHERE id = 5",  // 0-1-14
 		"UPDATE ai.t SET v = 16 WHERE id = 11", // 0-1-15
-		"FLUSH BINARY LOGS"); err != nil {
-		t.Fatal(err)
-	}
-	db, err := srv.DB("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var ids string
-	if err := db.QueryRowContext(ctx, "SELECT GROUP_CONCAT(id ORDER BY id) FROM ai.t").Scan(&ids); err != nil {
-		t.Fatal(err)
-	}
+	)
 	if ids != "0,1,2,3,4,5,6,11" {
 		t.Fatalf("the source's rows are %s, want 0 to 6 and 11", ids)
-	}
-	files, err := srv.BinlogFiles(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _, err := run(t, preparer(), &source{entries: entriesOf(t, files[0])})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waits := func(later, earlier *stage.Prepared) bool {
-		return later.Deps.Wait >= earlier.Txn.Seq || slices.Contains(later.Deps.On, earlier.Txn.Seq)
 	}
 	one, twoThree, zero := byGTID(t, got, "0-1-3"), byGTID(t, got, "0-1-4"), byGTID(t, got, "0-1-7")
 	for _, c := range []struct {
@@ -85,9 +64,46 @@ func TestGeneratedKeysFromMixed(t *testing.T) {
 		{byGTID(t, got, "0-1-15"), byGTID(t, got, "0-1-12"), true}, // row 11, auto_increment_increment 5
 		{byGTID(t, got, "0-1-12"), byGTID(t, got, "0-1-11"), false},
 	} {
-		if got := waits(c.later, c.earlier); got != c.want {
+		if got := waitsFor(c.later, c.earlier); got != c.want {
 			t.Errorf("%s (%s) waits for %s (%s): %v, want %v (deps %+v)", c.later.Txn.GTID, c.later.Txn.Txn.Statements[0].Query,
 				c.earlier.Txn.GTID, c.earlier.Txn.Txn.Statements[0].Query, got, c.want, c.later.Deps)
 		}
 	}
+}
+
+// preparedFromSource runs stmts on one session of a fresh sandbox with a
+// binary log, numbered from GTID 0-1-1, hands the sandbox to check, and
+// returns what the preparer makes of the binlog they wrote.
+func preparedFromSource(t *testing.T, name string, check func(*sql.DB), stmts ...string) []*stage.Prepared {
+	t.Helper()
+	srv := sandboxtest.ForTest(t, sandbox.Options{Name: name, Binlog: true})
+	ctx := t.Context()
+	if err := srv.Exec(ctx, "RESET MASTER"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Exec(ctx, append(stmts, "FLUSH BINARY LOGS")...); err != nil {
+		t.Fatal(err)
+	}
+	if check != nil {
+		db, err := srv.DB("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		check(db)
+	}
+	files, err := srv.BinlogFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := run(t, preparer(), &source{entries: entriesOf(t, files[0])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// waitsFor reports whether later waits for earlier.
+func waitsFor(later, earlier *stage.Prepared) bool {
+	return later.Deps.Wait >= earlier.Txn.Seq || slices.Contains(later.Deps.On, earlier.Txn.Seq)
 }
