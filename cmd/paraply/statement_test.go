@@ -56,6 +56,19 @@ func statementCases(loadFile string) []fidelityCase {
 			"UPDATE pa SET name = 'aa' WHERE id = 1", "DELETE FROM pa WHERE id = 2", "UPDATE pa SET name = CONCAT(name, 'x') WHERE id = 1",
 			"INSERT INTO ch VALUES (12, 1)", "UPDATE pa SET name = 'z' WHERE id IN (1, 2)",
 		}},
+		// A child whose parent's foreign key does not cascade: UPDATEs that
+		// keep their references, and INSERTs naming their parents, run by
+		// their rows' keys (an INSERT with its parent row's too); DELETEs
+		// wait, and the parent's DELETE after them.
+		{name: "child_keys", stmts: []string{
+			"CREATE TABLE pa (id INT PRIMARY KEY, name VARCHAR(10))",
+			"CREATE TABLE cn (id INT PRIMARY KEY, pid INT, n INT, FOREIGN KEY (pid) REFERENCES pa (id))",
+			"INSERT INTO pa VALUES (1, 'a'), (2, 'b')", "INSERT INTO cn (id, pid, n) VALUES (10, 1, 0), (11, 2, 0)",
+			"UPDATE cn SET n = n + 1 WHERE id = 10", "DELETE FROM cn WHERE id = 11", "DELETE FROM pa WHERE id = 2",
+			"INSERT INTO pa (id, name) VALUES (3, 'c')", "INSERT INTO cn (id, pid, n) VALUES (12, 3, 0)",
+			"UPDATE pa SET name = 'cc' WHERE id = 3", "UPDATE cn SET n = n + 5 WHERE id = 12",
+			"INSERT INTO cn (id, pid, n) VALUES (13, NULL, 1)", "UPDATE cn SET n = n * 2 WHERE id IN (10, 12, 13)",
+		}},
 		// UNSIGNED keys (Laravel's BIGINT UNSIGNED AUTO_INCREMENT) run by
 		// their rows' keys: an INT UNSIGNED row above 2^31, which a row
 		// image without signedness decodes negative (UUID() makes MIXED log

@@ -25,6 +25,9 @@ type tablePlan struct {
 	// generated column, every child references the primary key).
 	others, keepable bool
 	kept             []string
+	// fkKeys is, for each of the table's foreign keys, the index in keys
+	// of the parent key its columns hash to (-1 for none).
+	fkKeys []int
 }
 
 // keyPlan describes one key hashed for each row image.
@@ -89,9 +92,12 @@ func (x *Extractor) plan(t *schema.Table) *tablePlan {
 		if fk.Cascades() {
 			p.cascadeChild = true
 		}
+		k := -1
 		if kp, ok := x.parentKey(t, fk); ok {
+			k = len(p.keys)
 			p.keys = append(p.keys, kp)
 		}
+		p.fkKeys = append(p.fkKeys, k)
 	}
 	for _, c := range x.catalog.CascadeReach(name) {
 		p.cascades = append(p.cascades, tableToken(c))

@@ -22,7 +22,7 @@ import (
 // (each value a literal in its column's range: the server would clip
 // another one) that is its only unique key (a row's other unique values would
 // be unknown: a DELETE frees them, an INSERT could take them), no foreign
-// key as child or parent, no trigger (which writes other rows on the
+// key (but see below), no trigger (which writes other rows on the
 // replica, where a statement's triggers run). Such a statement gets the
 // keys a row-format change of those rows gets, so it runs in parallel
 // with what does not touch them; any other is a barrier (CauseStatement).
@@ -34,9 +34,20 @@ import (
 // generated, and children whose foreign keys reference its primary key,
 // which it never assigns. The row's values of those keys stay, so
 // whatever the UPDATE conflicts with writes the same row, or references
-// it, and has its key. A child table stays a barrier: a cascade from its
-// parent, which the binlog does not show, can change the row under the
-// statement.
+// it, and has its key.
+//
+// A child table's rows reference parent rows. Where a parent's foreign key
+// cascades into the table (ON DELETE or ON UPDATE CASCADE, SET NULL, SET
+// DEFAULT), a cascade, which the binlog does not show, can change a row
+// under a statement: every statement on it is a barrier. Otherwise (the
+// default, RESTRICT) two statements get keys: an UPDATE that assigns no
+// foreign key column, for which the server checks no foreign key and
+// whose row keeps the parent rows it references, and an INSERT whose rows
+// give each foreign key column a literal or NULL, whose rows also get the
+// keys of the parent rows they name, as a row image's change does (see
+// parents). A DELETE, a REPLACE (which deletes) and an UPDATE of a
+// reference are barriers: each frees a parent row that the text does not
+// name, and a later DELETE of that parent row must wait for it.
 //
 // An INSERT whose rows give the AUTO_INCREMENT column 0 (sysbench's
 // oltp_insert), NULL, or nothing does not write row 0: the server
@@ -88,12 +99,16 @@ func (x *Extractor) statements(t *binlog.Txn, ws *Writeset) (bool, string) {
 // primary key's column when it is one column, "" otherwise.
 func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Writeset) (col string, ok bool) {
 	tbl := x.catalog.Table(w.Table.Schema, w.Table.Name)
-	if tbl == nil || x.catalog.Unknown(w.Table.Schema, w.Table.Name) || tbl.Triggers || len(tbl.ForeignKeys) > 0 {
+	if tbl == nil || x.catalog.Unknown(w.Table.Schema, w.Table.Name) || tbl.Triggers {
 		return "", false
 	}
 	p := x.plan(tbl)
 	if p.others && (w.Insert || len(w.Set) == 0 || !p.keepable || slices.ContainsFunc(w.Set, func(c string) bool { return slices.Contains(p.kept, c) })) {
 		return "", false // only an UPDATE keeps the other unique keys' and the children's values
+	}
+	refs, ok := x.parents(p, tbl, &w)
+	if !ok {
+		return "", false
 	}
 	if tbl.ReadsConnectionID() {
 		ws.ReadsConnectionID = true
@@ -167,10 +182,68 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 	for _, t := range tuples {
 		x.addValues(ws, &p.keys[k], t)
 	}
+	for _, r := range refs {
+		x.addValues(ws, &p.keys[r.key], r.values)
+	}
 	if len(cols) == 1 {
 		return cols[0], true
 	}
 	return "", true
+}
+
+// parentRef is a parent row a statement's row references: the values of
+// key plan key (a foreign key's parent key).
+type parentRef struct {
+	key    int
+	values []int64
+}
+
+// parents checks statement w against the foreign keys of tbl, whose plan
+// is p, and returns the parent rows the rows it inserts reference; false
+// when the statement is a barrier (see the comment at the top). A table
+// without foreign keys passes with none.
+func (x *Extractor) parents(p *tablePlan, tbl *schema.Table, w *schema.Writes) ([]parentRef, bool) {
+	if len(tbl.ForeignKeys) == 0 {
+		return nil, true
+	}
+	if p.cascadeChild || w.Replace || (!w.Insert && len(w.Set) == 0) {
+		return nil, false
+	}
+	var refs []parentRef
+	for f, fk := range tbl.ForeignKeys {
+		for _, c := range fk.Columns {
+			col := &tbl.Columns[c]
+			if slices.Contains(w.Set, strings.ToLower(col.Name)) || col.AutoIncrement || col.Generated {
+				return nil, false
+			}
+		}
+		if !w.Insert {
+			continue
+		}
+		k := p.fkKeys[f]
+		if k < 0 {
+			return nil, false
+		}
+	rows:
+		for r, row := range w.Rows {
+			ref := parentRef{key: k, values: make([]int64, len(p.keys[k].cols))}
+			for i, c := range p.keys[k].cols {
+				col := &tbl.Columns[c]
+				name := strings.ToLower(col.Name)
+				v, ok := schema.RowValue(row, name)
+				switch {
+				case ok && integerBits(col.Type) > 0 && inRange(col, v):
+					ref.values[i] = v
+				case !ok && slices.Contains(w.Columns, name) && w.LeavesOut(r, name):
+					continue rows // NULL: the row references no parent row
+				default:
+					return nil, false // left to its default, or not a literal
+				}
+			}
+			refs = append(refs, ref)
+		}
+	}
+	return refs, true
 }
 
 // generatedKeys tells which values the primary key's AUTO_INCREMENT

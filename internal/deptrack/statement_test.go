@@ -25,6 +25,7 @@ CREATE TABLE users (id INT PRIMARY KEY, email VARCHAR(50), n INT, UNIQUE KEY ema
 CREATE TABLE ug (id INT PRIMARY KEY, n INT, g INT AS (n * 2) PERSISTENT, UNIQUE KEY g (g));
 CREATE TABLE pa (id INT PRIMARY KEY, name VARCHAR(10));
 CREATE TABLE ch (id INT PRIMARY KEY, pid INT, n INT, FOREIGN KEY (pid) REFERENCES pa (id) ON DELETE CASCADE);
+CREATE TABLE cn (id INT PRIMARY KEY, pid INT, n INT, FOREIGN KEY (pid) REFERENCES pa (id));
 CREATE TABLE pc (id INT PRIMARY KEY, code INT, name VARCHAR(10), KEY code (code));
 CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc (code));
 `), "test.sql")
@@ -84,6 +85,19 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 			t.Errorf("%s: barrier %v, keys %v; want the key of the row %T(%v) (%v)", c.q, ws.Barrier, ws.Keys, c.image[0], c.image[0], row.Keys)
 		}
 	}
+	// A child whose parent's foreign key does not cascade: an UPDATE that
+	// keeps its references gets its row's key, an INSERT its row's and
+	// the key of the parent row it names.
+	childRow := extract(x, rows(cat, "cn", binlog.Insert, []any{int32(3), int32(1), int32(0)}))
+	if ws := stmt("UPDATE cn SET n = n + 1 WHERE id = 3"); ws.Barrier != CauseNone || !intersects(ws.Keys, childRow.Keys) || intersects(ws.Keys, parent1.Keys) {
+		t.Errorf("UPDATE of a child row that keeps its reference: barrier %v, keys %v; want the row's (%v), not its parent's", ws.Barrier, ws.Keys, childRow.Keys)
+	}
+	if ws := stmt("INSERT INTO cn (id, pid, n) VALUES (3, 1, 0)"); ws.Barrier != CauseNone || !intersects(ws.Keys, childRow.Keys) || !intersects(ws.Keys, parent1.Keys) {
+		t.Errorf("INSERT of a child row: barrier %v, keys %v; want the row's (%v) and its parent's (%v)", ws.Barrier, ws.Keys, childRow.Keys, parent1.Keys)
+	}
+	if ws := stmt("INSERT INTO cn (id, pid, n) VALUES (4, NULL, 0)"); ws.Barrier != CauseNone || len(ws.Keys) != 1 || intersects(ws.Keys, parent1.Keys) {
+		t.Errorf("INSERT of a child row that references nothing: barrier %v, keys %v; want its own key alone", ws.Barrier, ws.Keys)
+	}
 	composite := extract(x, rows(cat, "s2", binlog.Insert, []any{int32(1), int64(2), int32(0)}))
 	if ws := stmt("UPDATE s2 SET v = 3 WHERE b = 2 AND a = 1"); ws.Barrier != CauseNone || !intersects(ws.Keys, composite.Keys) {
 		t.Errorf("composite key: barrier %v, keys %v, want %v", ws.Barrier, ws.Keys, composite.Keys)
@@ -101,11 +115,16 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 		"DELETE FROM pa WHERE id = 1",                        // ch's rows reference it
 		"INSERT INTO pa (id, name) VALUES (2, 'c')",          // ch's rows may come to reference it
 		"UPDATE ch SET n = 1 WHERE id = 1",                   // a cascade from pa may change the row
-		"INSERT INTO us (id) VALUES (4294967296)",            // above INT UNSIGNED: clipped or refused
-		"UPDATE sm SET n = 1 WHERE id = 40000",               // above SMALLINT
-		"INSERT INTO sm (id, n) VALUES (-32769, 1)",          // below it
-		"INSERT INTO tr (id) VALUES (1)",                     // triggers
-		"INSERT INTO s SELECT * FROM s2",                     // reads another table
+		"DELETE FROM cn WHERE id = 1",                        // frees the parent row it references
+		"UPDATE cn SET pid = 2 WHERE id = 1",                 // so does a change of the reference
+		"REPLACE INTO cn (id, pid, n) VALUES (1, 1, 0)",      // and a REPLACE, which deletes
+		"INSERT INTO cn (id, n) VALUES (5, 0)",               // the reference left to its default
+		"INSERT INTO cn (id, pid, n) VALUES (5, 1, 0) ON DUPLICATE KEY UPDATE pid = 2",
+		"INSERT INTO us (id) VALUES (4294967296)",   // above INT UNSIGNED: clipped or refused
+		"UPDATE sm SET n = 1 WHERE id = 40000",      // above SMALLINT
+		"INSERT INTO sm (id, n) VALUES (-32769, 1)", // below it
+		"INSERT INTO tr (id) VALUES (1)",            // triggers
+		"INSERT INTO s SELECT * FROM s2",            // reads another table
 		"UPDATE s SET k = 1 WHERE id = 1 AND k = (SELECT 1)",
 	} {
 		if ws := stmt(q); ws.Barrier != CauseStatement || len(ws.Keys) != 0 {

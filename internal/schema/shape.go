@@ -24,6 +24,7 @@ type shape struct {
 	writesOK  bool
 	table     TableName
 	insert    bool
+	replace   bool
 	set       []string
 	rows      [][]colValue // nil where Writes.Rows is
 	columns   []string     // Writes.Columns
@@ -139,7 +140,7 @@ func (sh *shape) compile(w Writes, n int) {
 		return litValue{lit: -1, val: v}
 	}
 	sh.table = TableName{Schema: strings.Clone(w.Table.Schema), Name: strings.Clone(w.Table.Name)}
-	sh.insert = w.Insert
+	sh.insert, sh.replace = w.Insert, w.Replace
 	sh.set = slices.Clip(cloneStrings(w.Set))
 	sh.columns = slices.Clip(cloneStrings(w.Columns))
 	sh.size += 32 * len(sh.columns)
@@ -181,7 +182,7 @@ func (sh *shape) compile(w Writes, n int) {
 // writes are the Writes of the statement of this shape whose integer
 // literals are ints.
 func (sh *shape) writes(ints []int64) Writes {
-	w := Writes{Table: sh.table, Insert: sh.insert, Set: sh.set, Columns: sh.columns, Nulls: sh.nulls}
+	w := Writes{Table: sh.table, Insert: sh.insert, Replace: sh.replace, Set: sh.set, Columns: sh.columns, Nulls: sh.nulls}
 	if sh.rows != nil {
 		// One backing array for every row's values, one for the rows.
 		w.Rows = make([][]ColumnValue, len(sh.rows))

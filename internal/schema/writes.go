@@ -25,8 +25,11 @@ type Writes struct {
 	// and every statement of a statement-format stream is read, from its
 	// shape (see shapeCache), into a new Writes.
 	Insert bool
-	Rows   [][]ColumnValue
-	Where  []ColumnValues
+	// Replace: the INSERT is a REPLACE, which deletes the rows it
+	// replaces, whatever their other columns hold.
+	Replace bool
+	Rows    [][]ColumnValue
+	Where   []ColumnValues
 	// Columns is an INSERT's column list (lower case), and Nulls, per
 	// row, the columns it gives the literal NULL (nil where no row gives
 	// one): what LeavesOut reads.
@@ -161,7 +164,7 @@ func insertWrites(cur string, n *ast.InsertStmt) (Writes, bool) {
 		// which the statement does not name.
 		return Writes{}, false
 	}
-	w.Insert = true
+	w.Insert, w.Replace = true, n.IsReplace
 	for _, c := range n.Columns {
 		w.Columns = append(w.Columns, c.Name.L)
 	}

@@ -22,7 +22,7 @@ func TestStatementWrites(t *testing.T) {
 			Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"id", 1}, {"k", 2}}, {{"id", 3}, {"k", 4}}}, Columns: []string{"id", "k", "c"}}, true},
 		{"INSERT INTO t (id, n) VALUES (1, 1) ON DUPLICATE KEY UPDATE n = n + VALUES(n)",
 			Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"id", 1}, {"n", 1}}}, Set: []string{"n"}, Columns: []string{"id", "n"}}, true},
-		{"REPLACE INTO t (id) VALUES (9)", Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"id", 9}}}, Columns: []string{"id"}}, true},
+		{"REPLACE INTO t (id) VALUES (9)", Writes{Table: tn, Insert: true, Replace: true, Rows: [][]ColumnValue{{{"id", 9}}}, Columns: []string{"id"}}, true},
 		{"INSERT INTO t (ID, k) VALUES (NULL, 1), (0, NULL), (7, 2)",
 			Writes{Table: tn, Insert: true, Rows: [][]ColumnValue{{{"k", 1}}, {{"id", 0}}, {{"id", 7}, {"k", 2}}}, Columns: []string{"id", "k"},
 				Nulls: [][]string{{"id"}, {"k"}, nil}}, true},
