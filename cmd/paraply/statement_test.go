@@ -69,17 +69,37 @@ func statementCases(loadFile string) []fidelityCase {
 			"UPDATE pa SET name = 'cc' WHERE id = 3", "UPDATE cn SET n = n + 5 WHERE id = 12",
 			"INSERT INTO cn (id, pid, n) VALUES (13, NULL, 1)", "UPDATE cn SET n = n * 2 WHERE id IN (10, 12, 13)",
 		}},
+		// String keys (Laravel's sessions and cache tables): statements by
+		// a plain string run by their rows' keys, folded by the column's
+		// collation as row images' are; a session whose sql_mode reads
+		// strings otherwise (ANSI_QUOTES), or may cut them (not strict),
+		// waits.
+		{name: "string_keys", stmts: []string{
+			"CREATE TABLE sessions (id VARCHAR(40) PRIMARY KEY, payload TEXT, last_activity INT, KEY (last_activity)) CHARACTER SET utf8mb4",
+			"CREATE TABLE cache (`key` VARCHAR(64) PRIMARY KEY, value MEDIUMTEXT, expiration INT) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+			"INSERT INTO sessions (id, payload, last_activity) VALUES ('Ab12', 'x', 1), ('cd34', 'y', 1)",
+			"UPDATE sessions SET payload = IF(UUID() IS NULL, 'n', 'u'), last_activity = 2 WHERE id = 'ab12'",
+			"UPDATE sessions SET payload = CONCAT(payload, '!'), last_activity = 3 WHERE id = 'AB12'",
+			"INSERT INTO cache (`key`, value, expiration) VALUES ('laravel:a', 'v1', 10) ON DUPLICATE KEY UPDATE value = VALUES(value), expiration = VALUES(expiration)",
+			"INSERT INTO cache (`key`, value, expiration) VALUES ('laravel:a', 'v2', 20) ON DUPLICATE KEY UPDATE value = VALUES(value), expiration = VALUES(expiration)",
+			"INSERT INTO cache (`key`, value, expiration) VALUES ('Laravel:a', 'v3', 30)",
+			"DELETE FROM sessions WHERE id IN ('cd34', 'zz')", "INSERT INTO sessions (id, payload, last_activity) VALUES ('cd34', 'again', 4)",
+			"SET sql_mode = 'ANSI_QUOTES'", `UPDATE sessions SET last_activity = 5 WHERE id = "id"`, "SET sql_mode = DEFAULT",
+			"SET sql_mode = ''", "INSERT INTO sessions (id, payload, last_activity) VALUES ('0123456789012345678901234567890123456789xyz', 'cut', 6)", "SET sql_mode = DEFAULT",
+			"UPDATE sessions SET payload = 'long' WHERE id = '0123456789012345678901234567890123456789'",
+		}},
 		// UNSIGNED keys (Laravel's BIGINT UNSIGNED AUTO_INCREMENT) run by
 		// their rows' keys: an INT UNSIGNED row above 2^31, which a row
 		// image without signedness decodes negative (UUID() makes MIXED log
-		// it as rows), keys as the literal does. A literal out of the
+		// it as rows; IF makes the value the same in STATEMENT), keys as the
+		// literal does. A literal out of the
 		// column's range, which a non-strict server clips, is a barrier.
 		{name: "unsigned_keys", stmts: []string{
 			"CREATE TABLE ub (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, v VARCHAR(40))",
 			"CREATE TABLE ui (id INT UNSIGNED PRIMARY KEY, v VARCHAR(40))",
 			"INSERT INTO ub (v) VALUES ('a'), ('b')", "UPDATE ub SET v = 'aa' WHERE id = 1", "DELETE FROM ub WHERE id = 2",
 			"INSERT INTO ui (id, v) VALUES (4294967290, 'x'), (3000000000, 'y')",
-			"UPDATE ui SET v = UUID() WHERE id = 4294967290", "UPDATE ui SET v = 'z' WHERE id = 4294967290",
+			"UPDATE ui SET v = IF(UUID() IS NULL, 'n', 'u') WHERE id = 4294967290", "UPDATE ui SET v = 'z' WHERE id = 4294967290",
 			"DELETE FROM ui WHERE id = 3000000000", "INSERT INTO ui (id, v) VALUES (3000000000, 'again')",
 			"SET sql_mode = ''", "INSERT INTO ui (id, v) VALUES (4294967296, 'clipped')", "SET sql_mode = DEFAULT",
 			"UPDATE ui SET v = CONCAT(v, '!') WHERE id = 4294967295",

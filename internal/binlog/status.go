@@ -70,13 +70,24 @@ const (
 	OptionInsertHistory = 1 << 30
 )
 
+// Strict reports whether the session's sql_mode is known and strict
+// (STRICT_TRANS_TABLES or STRICT_ALL_TABLES): only there does an INSERT of
+// several rows fail on a value as an INSERT of one does (not strict, it
+// stores the column's implicit default where the one-row INSERT stops),
+// and a string too long for its column fail rather than be cut.
+func (s *QuerySession) Strict() bool {
+	return s.HasSQLMode && s.SQLMode&(ModeStrictTransTables|ModeStrictAllTables) != 0
+}
+
 // The sql_mode bits of QuerySession.SQLMode that a replica reads (MariaDB
 // and MySQL sql_class.h, MODE_*).
 const (
-	ModeNoDirInCreate     = 1 << 7
-	ModeNoAutoValueOnZero = 1 << 19
-	ModeStrictTransTables = 1 << 21
-	ModeStrictAllTables   = 1 << 22
+	ModeANSIQuotes         = 1 << 2
+	ModeNoDirInCreate      = 1 << 7
+	ModeNoAutoValueOnZero  = 1 << 19
+	ModeNoBackslashEscapes = 1 << 20
+	ModeStrictTransTables  = 1 << 21
+	ModeStrictAllTables    = 1 << 22
 )
 
 // Query event status variable codes (MySQL log_event.h, MariaDB log_event.h).

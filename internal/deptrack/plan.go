@@ -25,6 +25,12 @@ type tablePlan struct {
 	// generated column, every child references the primary key).
 	others, keepable bool
 	kept             []string
+	// pk is the primary key's columns as statements key them, and pkKey
+	// its index in keys; pkKey is -1 where statements cannot key the table
+	// by it (no primary key, a prefix or WITHOUT OVERLAPS part, a column
+	// that is generated or of no literal kind).
+	pk    []pkPart
+	pkKey int
 	// fkKeys is, for each of the table's foreign keys, the index in keys
 	// of the parent key its columns hash to (-1 for none).
 	fkKeys []int
@@ -37,6 +43,14 @@ type keyPlan struct {
 	prefix []byte     // hash input identifying table and index
 	cols   []int      // positions in the row image
 	parts  []partPlan // how each value folds
+}
+
+// pkPart is a primary key column: its position, its name (lower case)
+// and the literals that key it (literalKind).
+type pkPart struct {
+	pos  int
+	name string
+	kind int
 }
 
 type partPlan struct {
@@ -126,9 +140,21 @@ func (p *tablePlan) forStatements(t *schema.Table, children []schema.ChildRef) {
 		}
 	}
 	var pk []string
+	p.pkKey = -1
 	if ix := t.PrimaryKey(); ix != nil {
 		for _, c := range ix.Columns {
 			pk = append(pk, t.Columns[c].Name)
+		}
+		p.pkKey = slices.IndexFunc(p.keys, func(k keyPlan) bool { return k.name == ix.Name })
+		for _, c := range ix.Columns {
+			col := &t.Columns[c]
+			p.pk = append(p.pk, pkPart{pos: c, name: strings.ToLower(col.Name), kind: literalKind(col)})
+			if literalKind(col) == 0 || col.Generated {
+				p.pkKey = -1
+			}
+		}
+		if ix.WithoutOverlaps || slices.ContainsFunc(ix.Prefix, func(n int) bool { return n != 0 }) {
+			p.pkKey = -1
 		}
 	}
 	for _, ref := range children {

@@ -3,7 +3,6 @@ package deptrack
 import (
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/paraply/paraply/internal/binlog"
@@ -103,106 +102,116 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 		return "", false
 	}
 	p := x.plan(tbl)
+	if p.pkKey < 0 {
+		return "", false
+	}
 	if p.others && (w.Insert || len(w.Set) == 0 || !p.keepable || slices.ContainsFunc(w.Set, func(c string) bool { return slices.Contains(p.kept, c) })) {
 		return "", false // only an UPDATE keeps the other unique keys' and the children's values
 	}
-	refs, ok := x.parents(p, tbl, &w)
+	for _, c := range p.pk {
+		if slices.Contains(w.Set, c.name) {
+			return "", false
+		}
+	}
+	refs, ok := x.parents(st, p, tbl, &w)
+	if !ok {
+		return "", false
+	}
+	var tuples [][]literal
+	if w.Insert {
+		tuples, ok = insertedKeys(st, tbl, p, w)
+	} else {
+		tuples, ok = pinnedKeys(st, tbl, p, &w)
+	}
 	if !ok {
 		return "", false
 	}
 	if tbl.ReadsConnectionID() {
 		ws.ReadsConnectionID = true
 	}
-	pk := tbl.PrimaryKey()
-	if pk == nil || pk.WithoutOverlaps || slices.ContainsFunc(pk.Prefix, func(n int) bool { return n != 0 }) {
-		return "", false
-	}
-	cols := make([]string, len(pk.Columns))
-	for i, c := range pk.Columns {
-		col := &tbl.Columns[c]
-		if integerBits(col.Type) == 0 || col.Generated {
-			return "", false
-		}
-		cols[i] = strings.ToLower(col.Name)
-		if slices.Contains(w.Set, cols[i]) {
-			return "", false
-		}
-	}
-	k := slices.IndexFunc(p.keys, func(k keyPlan) bool { return k.name == pk.Name })
-	if k < 0 {
-		return "", false
-	}
-	var tuples [][]int64
-	if w.Insert {
-		gen, ok := generatedKeys(st, tbl, pk.Columns, w)
-		if !ok {
-			return "", false
-		}
-		for r, row := range w.Rows {
-			tuple := make([]int64, len(cols))
-			for i, c := range cols {
-				if gen != nil && i == 0 {
-					tuple[i] = gen[r]
-					continue
-				}
-				v, ok := schema.RowValue(row, c)
-				if !ok {
-					return "", false // NULL or left out (its default), or not a literal
-				}
-				tuple[i] = v
-			}
-			tuples = append(tuples, tuple)
-		}
-	} else {
-		tuples = [][]int64{{}}
-		for _, c := range cols {
-			vs := w.Pinned(c)
-			if len(vs) == 0 || len(tuples)*len(vs) > maxStatementKeys {
-				return "", false
-			}
-			var next [][]int64
-			for _, t := range tuples {
-				for _, v := range vs {
-					next = append(next, append(slices.Clone(t), v))
-				}
-			}
-			tuples = next
-		}
-	}
-	if len(tuples) > maxStatementKeys {
-		return "", false
-	}
 	for _, t := range tuples {
-		for i, c := range pk.Columns {
-			if !inRange(&tbl.Columns[c], t[i]) {
-				return "", false
-			}
-		}
-	}
-	for _, t := range tuples {
-		x.addValues(ws, &p.keys[k], t)
+		x.addValues(ws, &p.keys[p.pkKey], t)
 	}
 	for _, r := range refs {
 		x.addValues(ws, &p.keys[r.key], r.values)
 	}
-	if len(cols) == 1 {
-		return cols[0], true
+	if len(p.pk) == 1 && p.pk[0].kind == kindInteger {
+		return p.pk[0].name, true // stmtmerge merges statements by one integer key
 	}
 	return "", true
+}
+
+// insertedKeys are the primary key values of the rows INSERT w writes
+// into tbl (plan p), each a literal of the key's kind in its column's
+// range, or generated (see generatedKeys); false when a row's is not.
+func insertedKeys(st *binlog.Statement, tbl *schema.Table, p *tablePlan, w schema.Writes) ([][]literal, bool) {
+	pkCols := make([]int, len(p.pk))
+	for i, c := range p.pk {
+		pkCols[i] = c.pos
+	}
+	gen, ok := generatedKeys(st, tbl, pkCols, w)
+	if !ok || len(w.Rows) > maxStatementKeys {
+		return nil, false
+	}
+	tuples := make([][]literal, len(w.Rows))
+	all := make([]literal, len(w.Rows)*len(p.pk))
+	for r, row := range w.Rows {
+		tuple := all[r*len(p.pk) : (r+1)*len(p.pk)]
+		for i, c := range p.pk {
+			if gen != nil && i == 0 {
+				tuple[i] = literal{i: gen[r]}
+				continue
+			}
+			col := &tbl.Columns[c.pos]
+			v, ok := rowLiteral(st, col, row, len(w.Rows))
+			if !ok || !inRange(col, v) {
+				return nil, false // NULL or left out (its default), or not a literal
+			}
+			tuple[i] = v
+		}
+		tuples[r] = tuple
+	}
+	return tuples, true
+}
+
+// pinnedKeys are the primary key values of the rows UPDATE or DELETE w
+// names in tbl (plan p): every combination of the values its WHERE pins
+// each key column to, each a literal of the column's kind in its range;
+// false when a column is not pinned so, or they are too many.
+func pinnedKeys(st *binlog.Statement, tbl *schema.Table, p *tablePlan, w *schema.Writes) ([][]literal, bool) {
+	tuples := [][]literal{{}}
+	for _, c := range p.pk {
+		col := &tbl.Columns[c.pos]
+		vs := pinnedLiterals(st, c.kind, w, c.name)
+		if len(vs) == 0 || len(tuples)*len(vs) > maxStatementKeys {
+			return nil, false
+		}
+		next := make([][]literal, 0, len(tuples)*len(vs))
+		for _, t := range tuples {
+			for _, v := range vs {
+				if !inRange(col, v) {
+					return nil, false
+				}
+				next = append(next, append(t[:len(t):len(t)], v))
+			}
+		}
+		tuples = next
+	}
+	return tuples, true
 }
 
 // parentRef is a parent row a statement's row references: the values of
 // key plan key (a foreign key's parent key).
 type parentRef struct {
 	key    int
-	values []int64
+	values []literal
 }
 
-// parents checks statement w against the foreign keys of tbl, whose plan
-// is p, and returns the parent rows the rows it inserts reference; false
-// when the statement is a barrier (see the comment at the top). A table
-// without foreign keys passes with none.
-func (x *Extractor) parents(p *tablePlan, tbl *schema.Table, w *schema.Writes) ([]parentRef, bool) {
+// parents checks statement w, which st logged, against the foreign keys of
+// tbl, whose plan is p, and returns the parent rows the rows it inserts
+// reference; false when the statement is a barrier (see the comment at
+// the top). A table without foreign keys passes with none.
+func (x *Extractor) parents(st *binlog.Statement, p *tablePlan, tbl *schema.Table, w *schema.Writes) ([]parentRef, bool) {
 	if len(tbl.ForeignKeys) == 0 {
 		return nil, true
 	}
@@ -226,13 +235,13 @@ func (x *Extractor) parents(p *tablePlan, tbl *schema.Table, w *schema.Writes) (
 		}
 	rows:
 		for r, row := range w.Rows {
-			ref := parentRef{key: k, values: make([]int64, len(p.keys[k].cols))}
+			ref := parentRef{key: k, values: make([]literal, len(p.keys[k].cols))}
 			for i, c := range p.keys[k].cols {
 				col := &tbl.Columns[c]
 				name := strings.ToLower(col.Name)
-				v, ok := schema.RowValue(row, name)
+				v, ok := rowLiteral(st, col, row, len(w.Rows))
 				switch {
-				case ok && integerBits(col.Type) > 0 && inRange(col, v):
+				case ok && inRange(col, v):
 					ref.values[i] = v
 				case !ok && slices.Contains(w.Columns, name) && w.LeavesOut(r, name):
 					continue rows // NULL: the row references no parent row
@@ -298,12 +307,16 @@ func zeroStored(st *binlog.Statement) bool {
 	return st.Session.HasSQLMode && st.Session.SQLMode&binlog.ModeNoAutoValueOnZero != 0
 }
 
-// addValues adds the key of plan k with the integer values vs: the hash a
-// row image with those values gets (addKey).
-func (x *Extractor) addValues(ws *Writeset, k *keyPlan, vs []int64) {
+// addValues adds the key of plan k with the values vs: the hash a row
+// image with those values gets (addKey).
+func (x *Extractor) addValues(ws *Writeset, k *keyPlan, vs []literal) {
 	x.buf = append(x.buf[:0], k.prefix...)
 	for i, v := range vs {
-		x.buf = appendInteger(x.buf, v, &k.parts[i])
+		if v.str {
+			x.buf = appendValue(x.buf, v.s, &k.parts[i])
+		} else {
+			x.buf = appendInteger(x.buf, v.i, &k.parts[i])
+		}
 		x.buf = append(x.buf, 0x1f)
 	}
 	x.h.Reset()
@@ -312,7 +325,7 @@ func (x *Extractor) addValues(ws *Writeset, k *keyPlan, vs []int64) {
 	if x.Explain {
 		parts := make([]string, len(vs))
 		for i, v := range vs {
-			parts[i] = strconv.FormatInt(v, 10)
+			parts[i] = v.String()
 		}
 		ws.Refs = append(ws.Refs, KeyRef{Table: k.table, Index: k.name, Text: strings.Join(parts, ",")})
 	}
@@ -337,10 +350,15 @@ func integerBits(t string) int {
 	return 0
 }
 
-// inRange reports whether integer column c holds v as it is. A value
-// outside its range is clipped by a server in a non-strict sql_mode (or
-// refused), so the row written would not be the literal's.
-func inRange(c *schema.Column, v int64) bool {
+// inRange reports whether column c holds v as it is. An integer outside
+// its range is clipped by a server in a non-strict sql_mode (or refused),
+// so the row written would not be the literal's. (A string too long is
+// cut, where rowLiteral takes one only in a strict sql_mode.)
+func inRange(c *schema.Column, lit literal) bool {
+	if lit.str {
+		return true
+	}
+	v := lit.i
 	bits := integerBits(c.Type)
 	switch {
 	case c.Unsigned && bits == 64:

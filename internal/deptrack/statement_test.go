@@ -19,6 +19,12 @@ CREATE TABLE uq (id INT PRIMARY KEY, u INT, UNIQUE KEY u (u));
 CREATE TABLE us (id INT UNSIGNED PRIMARY KEY, n INT);
 CREATE TABLE ub (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, n INT);
 CREATE TABLE sm (id SMALLINT PRIMARY KEY, n INT);
+CREATE TABLE sk (id VARCHAR(40) PRIMARY KEY, n INT) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci;
+CREATE TABLE sb (id VARBINARY(16) PRIMARY KEY, n INT);
+CREATE TABLE sx (id BINARY(16) PRIMARY KEY, n INT);
+CREATE TABLE su (id VARCHAR(40) PRIMARY KEY, n INT) CHARACTER SET ucs2;
+CREATE TABLE sp (id VARCHAR(40) PRIMARY KEY) CHARACTER SET utf8mb4;
+CREATE TABLE sc (id INT PRIMARY KEY, sid VARCHAR(40), FOREIGN KEY (sid) REFERENCES sp (id)) CHARACTER SET utf8mb4;
 CREATE TABLE tr (id INT PRIMARY KEY);
 CREATE TRIGGER tr_ai AFTER INSERT ON tr FOR EACH ROW SET @x = 1;
 CREATE TABLE users (id INT PRIMARY KEY, email VARCHAR(50), n INT, UNIQUE KEY email (email));
@@ -33,15 +39,18 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 		t.Fatal(err)
 	}
 	x := NewExtractor(cat)
-	stmt := func(qs ...string) *Writeset {
+	stmtIn := func(mode uint64, qs ...string) *Writeset {
 		txn := &binlog.Txn{StatementDML: true}
 		for _, q := range qs {
-			txn.Statements = append(txn.Statements, binlog.Statement{Schema: "d", Query: q, Kind: binlog.StmtDML})
+			txn.Statements = append(txn.Statements, binlog.Statement{Schema: "d", Query: q, Kind: binlog.StmtDML,
+				Session: binlog.QuerySession{SQLMode: mode, HasSQLMode: mode != 0}})
 		}
 		ws := &Writeset{}
 		x.Extract(txn, ws)
 		return ws
 	}
+	stmt := func(qs ...string) *Writeset { return stmtIn(0, qs...) }
+	const strictMode = binlog.ModeStrictTransTables
 	row5 := extract(x, rows(cat, "s", binlog.Insert, []any{int32(5), int32(1), "a"}))
 	for _, q := range []string{"UPDATE s SET k = k + 1 WHERE id = 5", "DELETE FROM s WHERE id IN (4, 5)",
 		"INSERT INTO s (id, k, c) VALUES (5, 1, 'x') ON DUPLICATE KEY UPDATE k = k + 1", "REPLACE INTO d.s (c, id) VALUES ('y', 5)"} {
@@ -97,6 +106,51 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 	}
 	if ws := stmt("INSERT INTO cn (id, pid, n) VALUES (4, NULL, 0)"); ws.Barrier != CauseNone || len(ws.Keys) != 1 || intersects(ws.Keys, parent1.Keys) {
 		t.Errorf("INSERT of a child row that references nothing: barrier %v, keys %v; want its own key alone", ws.Barrier, ws.Keys)
+	}
+	// String keys: a plain string keys as the row's value does, folded by
+	// the column's collation, in a session that reads strings as the
+	// parser does (and for an INSERT a strict one, which cuts nothing).
+	abc := extract(x, rows(cat, "sk", binlog.Insert, []any{"AbC", int32(0)}))
+	if ws := stmtIn(binlog.ModeStrictAllTables, "INSERT INTO sk (id, n) VALUES ('x', 1), ('abc', 2)"); ws.Barrier != CauseNone || !intersects(ws.Keys, abc.Keys) {
+		t.Errorf("INSERT of two rows under STRICT_ALL_TABLES: barrier %v, keys %v; want row 'AbC''s (%v)", ws.Barrier, ws.Keys, abc.Keys)
+	}
+	for _, q := range []string{"UPDATE sk SET n = 1 WHERE id = 'abc'", "DELETE FROM sk WHERE id IN ('x', 'ABC')",
+		`UPDATE sk SET n = 2 WHERE id = "abc"`, "INSERT INTO sk (id, n) VALUES ('abc', 1) ON DUPLICATE KEY UPDATE n = n + 1"} {
+		if ws := stmtIn(strictMode, q); ws.Barrier != CauseNone || !intersects(ws.Keys, abc.Keys) {
+			t.Errorf("%s: barrier %v, keys %v; want the key of row 'AbC' (%v)", q, ws.Barrier, ws.Keys, abc.Keys)
+		}
+	}
+	bin := extract(x, rows(cat, "sb", binlog.Insert, []any{[]byte("k-1"), int32(0)}))
+	if ws := stmtIn(strictMode, "UPDATE sb SET n = 1 WHERE id = 'k-1'"); ws.Barrier != CauseNone || !intersects(ws.Keys, bin.Keys) {
+		t.Errorf("VARBINARY key: barrier %v, keys %v; want %v", ws.Barrier, ws.Keys, bin.Keys)
+	}
+	if ws := stmtIn(strictMode, "UPDATE sk SET n = 1 WHERE id = 'abd'"); ws.Barrier != CauseNone || intersects(ws.Keys, abc.Keys) {
+		t.Errorf("another string key: barrier %v, keys %v", ws.Barrier, ws.Keys)
+	}
+	parentABC := extract(x, rows(cat, "sp", binlog.Insert, []any{"ABC"}))
+	if ws := stmtIn(strictMode, "INSERT INTO sc (id, sid) VALUES (1, 'abc')"); ws.Barrier != CauseNone || !intersects(ws.Keys, parentABC.Keys) {
+		t.Errorf("a child row naming its parent by a string: barrier %v, keys %v; want the parent's (%v)", ws.Barrier, ws.Keys, parentABC.Keys)
+	}
+	for _, c := range []struct {
+		mode uint64
+		q    string
+	}{
+		{0, "UPDATE sk SET n = 1 WHERE id = 'abc'"},                                        // sql_mode unknown
+		{strictMode | binlog.ModeANSIQuotes, `UPDATE sk SET n = 1 WHERE id = "abc"`},       // a column named abc
+		{strictMode | binlog.ModeNoBackslashEscapes, "UPDATE sk SET n = 1 WHERE id = 'a'"}, // read otherwise
+		{binlog.ModeNoAutoValueOnZero, "INSERT INTO sk (id, n) VALUES ('abc', 1)"},         // not strict: may be cut
+		{binlog.ModeNoAutoValueOnZero, "INSERT INTO sc (id, sid) VALUES (2, 'abc')"},
+		{strictMode, "INSERT INTO sk (id, n) VALUES ('abc', 1), ('abd', 2)"}, // a MyISAM table's second row is cut
+		{strictMode, "UPDATE sk SET n = 1 WHERE id = 'a\\nb'"},               // not plain
+		{strictMode, "UPDATE sk SET n = 1 WHERE id = 'abc '"},
+		{strictMode, "UPDATE sk SET n = 1 WHERE id = 5"},   // compared as numbers
+		{strictMode, "UPDATE s SET k = 1 WHERE id = '5'"},  // likewise
+		{strictMode, "UPDATE sx SET n = 1 WHERE id = 'a'"}, // BINARY(16) pads
+		{strictMode, "UPDATE su SET n = 1 WHERE id = 'a'"}, // UCS-2 bytes
+	} {
+		if ws := stmtIn(c.mode, c.q); ws.Barrier != CauseStatement || len(ws.Keys) != 0 {
+			t.Errorf("%s (sql_mode %#x): barrier %v, keys %v; want a barrier", c.q, c.mode, ws.Barrier, ws.Keys)
+		}
 	}
 	composite := extract(x, rows(cat, "s2", binlog.Insert, []any{int32(1), int64(2), int32(0)}))
 	if ws := stmt("UPDATE s2 SET v = 3 WHERE b = 2 AND a = 1"); ws.Barrier != CauseNone || !intersects(ws.Keys, composite.Keys) {

@@ -309,7 +309,7 @@ func (p *Preparer) merges(txn *binlog.Txn, keyed []deptrack.StatementKey) (out [
 		if st.ErrorCode != 0 || !st.Context.Empty() {
 			continue
 		}
-		if f, ok := p.recognizer.Recognize(st.Query, k.Column); ok && (f.Kind != stmtmerge.Insert || strict(st)) {
+		if f, ok := p.recognizer.Recognize(st.Query, k.Column); ok && (f.Kind != stmtmerge.Insert || st.Session.Strict()) {
 			if forms == nil {
 				forms = make([]stmtmerge.Form, 0, len(keyed))
 				out = make([]stage.Merge, 0, len(keyed))
@@ -337,14 +337,6 @@ func (p *Preparer) quotedName(n schema.TableName) string {
 
 // maxQuoted bounds the names quotedName keeps.
 const maxQuoted = 4096
-
-// strict reports whether st ran in a strict sql_mode (STRICT_TRANS_TABLES
-// or STRICT_ALL_TABLES): only there does an INSERT of several rows fail on
-// a value as an INSERT of one does (not strict, it stores the column's
-// implicit default where the one-row INSERT stops).
-func strict(st *binlog.Statement) bool {
-	return st.Session.HasSQLMode && st.Session.SQLMode&(binlog.ModeStrictTransTables|binlog.ModeStrictAllTables) != 0
-}
 
 // mergeBytes is about what a stage.Merge of up to eight columns holds:
 // the form and its lists (stmtmerge.Recognize), the entry (its strings are

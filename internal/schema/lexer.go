@@ -61,7 +61,7 @@ func newSplitterSize(r io.Reader, split bool, size int) *splitter {
 // The splitter reads the few queries whose ends trimCleaned cannot trim
 // as it does (a non-ASCII byte there).
 func cleanQuery(q string) string {
-	if text, ok := trimCleaned(appendCleaned(make([]byte, 0, len(q)), q)); ok {
+	if text, ok := trimCleaned(appendCleaned(make([]byte, 0, len(q)), q, nil)); ok {
 		return string(text)
 	}
 	text, _ := cleanQueryMapped(q)

@@ -9,11 +9,11 @@ import (
 
 // A shape is what StatementSubjects and StatementWrites say of every
 // statement of one shape (see shapeScan), learnt from its first: the
-// subjects, and the writes with each value that an integer literal gives
-// taken from that literal. Strings never change what either says (a
-// value's content is not read, see valueContext), and neither do integer
-// literals except as the values Writes holds: learnShape checks both on
-// the statement it learns from.
+// subjects, and the writes with each value that a literal gives taken
+// from that literal. Strings never change what either says but as the
+// values Writes holds (a value's content is not parsed, see
+// valueContext), and neither do integer literals: learnShape checks both
+// on the statement it learns from.
 type shape struct {
 	key    string // shapeScan.key
 	schema string // the current database
@@ -38,12 +38,32 @@ type shape struct {
 	prev, next *shape
 }
 
-// litValue is an integer of Writes: literal lit's value (negated if neg),
-// or val where lit < 0 (TRUE, which is 1 whatever the literals).
+// litValue is a value of Writes: integer literal lit's value (negated if
+// neg), or val where lit < 0 (TRUE, which is 1 whatever the literals); or,
+// where str, string literal lit's (or sval).
 type litValue struct {
-	lit int32
-	neg bool
-	val int64
+	lit  int32
+	neg  bool
+	str  bool
+	val  int64
+	sval string
+}
+
+// literals are a statement's literals, as its shape scan found them: the
+// integers, and the strings' spans in query.
+type literals struct {
+	ints  []int64
+	strs  []strSpan
+	query string
+}
+
+// strValue is string literal v's value; false when its text is not its
+// value (not plain as written: it is not a literal to Writes).
+func (v litValue) strValue(l literals) (string, bool) {
+	if v.lit < 0 {
+		return v.sval, true
+	}
+	return l.strs[v.lit].strValue(l.query)
 }
 
 func (v litValue) value(ints []int64) int64 {
@@ -69,23 +89,25 @@ type colValues struct {
 // sentinelBase is the value the probe gives its first integer literal,
 // the next ones following: far from any value a statement's text gives
 // other than through a literal, and small enough that each fits int64
-// negated.
-const sentinelBase = 1 << 61
+// negated. The probe's strings are strSentinel and their number.
+const (
+	sentinelBase = 1 << 61
+	strSentinel  = "~paraply~"
+)
 
 // maxShapeLiterals bounds the integer literals of a shape.
 const maxShapeLiterals = 1 << 20
 
 // learnShape learns the shape sc scanned from the statement's full read.
-// It parses a probe: the shape with each integer literal a distinct
-// sentinel (and each string empty), whose Writes tell which literal gives
-// which value. The shape is cacheable only if the probe and the statement
+// It parses a probe: the shape with each literal a distinct sentinel,
+// whose Writes tell which literal gives which value. The shape is cacheable only if the probe and the statement
 // both parse (no rewriting, no reading from leading words), say the same
 // subjects and the same ok, and the probe's writes with the statement's
 // literals in place of the sentinels are exactly the statement's.
 func learnShape(currentSchema string, sc *shapeScan, full *statementRead, fullErr error) *shape {
 	sh := &shape{key: string(sc.key), schema: strings.Clone(currentSchema)}
 	sh.size = 2*len(sh.key) + 128
-	if fullErr != nil || full.subjectsErr != nil || len(sc.ints) >= maxShapeLiterals {
+	if fullErr != nil || full.subjectsErr != nil || len(sc.ints) >= maxShapeLiterals || len(sc.strs) >= maxShapeLiterals {
 		return sh
 	}
 	probeText := probe(sc.key[len(currentSchema)+1:])
@@ -97,21 +119,20 @@ func learnShape(currentSchema string, sc *shapeScan, full *statementRead, fullEr
 	if pr.subjectsErr != nil || pr.writesOK != full.writesOK || !reflect.DeepEqual(pr.subjects, full.subjects) {
 		return sh
 	}
-	sh.compile(pr.writes, len(sc.ints))
-	if !reflect.DeepEqual(sh.writes(sc.ints), full.writes) {
+	sh.compile(pr.writes, len(sc.ints), len(sc.strs))
+	sh.writesOK = full.writesOK
+	if w, ok := sh.writes(sc.literals(full.query)); !reflect.DeepEqual(w, full.writes) || ok != full.writesOK {
 		return &shape{key: sh.key, schema: sh.schema, size: 2*len(sh.key) + 128}
 	}
 	sh.cacheable = true
-	sh.writesOK = full.writesOK
 	sh.subjects = Subjects{Tables: cloneTables(full.subjects.Tables), Databases: cloneStrings(full.subjects.Databases)}
 	return sh
 }
 
-// probe is the text of a shape with the integer literals sentinels and the
-// strings empty.
+// probe is the text of a shape with the literals sentinels.
 func probe(shape []byte) string {
 	b := make([]byte, 0, 2*len(shape))
-	lit := int64(0)
+	lit, str := int64(0), 0
 	for i := 0; i < len(shape); i++ {
 		switch c := shape[i]; c {
 		case intMark:
@@ -119,7 +140,11 @@ func probe(shape []byte) string {
 			lit++
 		case strMark:
 			i++
-			b = append(b, shape[i], shape[i])
+			b = append(b, shape[i])
+			b = append(b, strSentinel...)
+			b = strconv.AppendInt(b, int64(str), 10)
+			b = append(b, shape[i])
+			str++
 		default:
 			b = append(b, c)
 		}
@@ -127,9 +152,17 @@ func probe(shape []byte) string {
 	return string(b)
 }
 
-// compile keeps the probe's writes w, with each sentinel of n as the
-// literal it stands for.
-func (sh *shape) compile(w Writes, n int) {
+// compile keeps the probe's writes w, with each sentinel of n integers
+// and ns strings as the literal it stands for.
+func (sh *shape) compile(w Writes, n, ns int) {
+	sval := func(s string) litValue {
+		if d, ok := strings.CutPrefix(s, strSentinel); ok {
+			if k, err := strconv.Atoi(d); err == nil && k >= 0 && k < ns && strconv.Itoa(k) == d {
+				return litValue{lit: int32(k), str: true}
+			}
+		}
+		return litValue{lit: -1, str: true, sval: strings.Clone(s)}
+	}
 	val := func(v int64) litValue {
 		switch {
 		case v >= sentinelBase && v < sentinelBase+int64(n):
@@ -155,8 +188,12 @@ func (sh *shape) compile(w Writes, n int) {
 		sh.rows = make([][]colValue, len(w.Rows))
 		for i, row := range w.Rows {
 			for _, c := range row {
-				sh.rows[i] = append(sh.rows[i], colValue{col: strings.Clone(c.Column), v: val(c.Value)})
-				sh.size += 48 + len(c.Column)
+				v := val(c.Value)
+				if c.IsStr {
+					v = sval(c.Str)
+				}
+				sh.rows[i] = append(sh.rows[i], colValue{col: strings.Clone(c.Column), v: v})
+				sh.size += 64 + len(c.Column) + len(v.sval)
 				sh.nRows++
 			}
 		}
@@ -171,64 +208,92 @@ func (sh *shape) compile(w Writes, n int) {
 					c.vs[i] = val(v)
 				}
 			}
+			if cv.Strs != nil {
+				c.vs = make([]litValue, len(cv.Strs))
+				for i, v := range cv.Strs {
+					c.vs[i] = sval(v)
+					sh.size += len(c.vs[i].sval)
+				}
+			}
 			sh.where = append(sh.where, c)
-			sh.nWhere += len(cv.Values)
-			sh.size += 48 + len(cv.Column) + 16*len(cv.Values)
+			sh.nWhere += len(c.vs)
+			sh.size += 48 + len(cv.Column) + 48*len(c.vs)
 		}
 	}
 	sh.size += 32 * len(sh.set)
 }
 
-// writes are the Writes of the statement of this shape whose integer
-// literals are ints.
-func (sh *shape) writes(ints []int64) Writes {
+// writes are the Writes of the statement of this shape whose literals are
+// l, and whether they are StatementWrites' ok. A string that is not plain
+// as written is no literal value: its column goes unpinned, or without a
+// value in its row, as the parse leaves it.
+func (sh *shape) writes(l literals) (Writes, bool) {
 	w := Writes{Table: sh.table, Insert: sh.insert, Replace: sh.replace, Set: sh.set, Columns: sh.columns, Nulls: sh.nulls}
 	if sh.rows != nil {
 		// One backing array for every row's values, one for the rows.
 		w.Rows = make([][]ColumnValue, len(sh.rows))
 		vals := make([]ColumnValue, sh.nRows)
 		for i, row := range sh.rows {
-			if len(row) == 0 {
-				continue // a row without integer literals
-			}
-			out := vals[:len(row):len(row)]
+			out := vals[:0:len(row)]
 			vals = vals[len(row):]
-			for j, c := range row {
-				out[j] = ColumnValue{Column: c.col, Value: c.v.value(ints)}
+			for _, c := range row {
+				if !c.v.str {
+					out = append(out, ColumnValue{Column: c.col, Value: c.v.value(l.ints)})
+				} else if s, ok := c.v.strValue(l); ok {
+					out = append(out, ColumnValue{Column: c.col, Str: s, IsStr: true})
+				}
 			}
-			w.Rows[i] = out
+			if len(out) > 0 {
+				w.Rows[i] = out // nil for a row without literals, as the parse gives it
+			}
 		}
 	}
-	if sh.whereSet {
-		w.Where = make([]ColumnValues, len(sh.where))
-		vals := make([]int64, sh.nWhere)
-		for i, c := range sh.where {
-			w.Where[i].Column = c.col
-			if c.vs == nil {
-				continue
+	if !sh.whereSet {
+		return w, sh.writesOK
+	}
+	w.Where = make([]ColumnValues, 0, len(sh.where))
+	vals := make([]int64, sh.nWhere)
+where:
+	for _, c := range sh.where {
+		cv := ColumnValues{Column: c.col}
+		if len(c.vs) > 0 && c.vs[0].str {
+			cv.Strs = make([]string, len(c.vs))
+			for j, v := range c.vs {
+				s, ok := v.strValue(l)
+				if !ok {
+					continue where
+				}
+				cv.Strs[j] = s
 			}
-			out := vals[:len(c.vs):len(c.vs)]
+		} else if c.vs != nil {
+			cv.Values = vals[:len(c.vs):len(c.vs)]
 			vals = vals[len(c.vs):]
 			for j, v := range c.vs {
-				out[j] = v.value(ints)
+				cv.Values[j] = v.value(l.ints)
 			}
-			w.Where[i].Values = out
 		}
+		w.Where = append(w.Where, cv)
 	}
-	return w
+	if len(w.Where) == 0 && len(sh.where) > 0 {
+		// Every pin was a string that is not plain: the parse pins nothing.
+		w.Where = nil
+		return w, false
+	}
+	return w, sh.writesOK
 }
 
-// read is what the statement query of this shape, with integer literals
-// ints, reads as. It keeps query, not a copy: a Go string does not
+// read is what the statement query of this shape, with literals l, reads
+// as. It keeps query, not a copy, and strings of it: a Go string does not
 // change, and copying every statement of a stream cost more than the rest
 // of reading a short one.
-func (sh *shape) read(query string, ints []int64) *statementRead {
+func (sh *shape) read(l literals) *statementRead {
+	w, ok := sh.writes(l)
 	return &statementRead{
 		schema:   sh.schema,
-		query:    query,
+		query:    l.query,
 		subjects: sh.subjects,
-		writes:   sh.writes(ints),
-		writesOK: sh.writesOK,
+		writes:   w,
+		writesOK: ok,
 	}
 }
 

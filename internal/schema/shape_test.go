@@ -104,6 +104,14 @@ var shapeTemplates = []string{
 	"UPDATE {tbl} SET c = CAST({str} AS CHAR CHARACTER SET {str}) WHERE id = {int}",
 	"UPDATE {tbl} SET c = {str} WHERE id = {int} AND {str} = {str}",
 	"UPDATE {tbl} SET c = @{str} WHERE id = {int}",
+	// String keys, plain or not (see plain).
+	"UPDATE {tbl} SET k = {int} WHERE id = {str}",
+	"UPDATE {tbl} SET c = {str} WHERE id = {dq} AND k = {int}",
+	"DELETE FROM {tbl} WHERE id IN ({str}, {str}, {dq})",
+	"DELETE FROM {tbl} WHERE id IN ({str}, {int})",
+	"DELETE FROM {tbl} WHERE id = {str} AND id = {str}",
+	"INSERT INTO {tbl} (id, k, c) VALUES ({str}, {int}, {str}), ({dq}, {int}, _utf8mb4{str})",
+	"INSERT INTO {tbl} (id, c) VALUES ({str}, {str}) ON DUPLICATE KEY UPDATE c = {str}",
 	// Comments and versioned comments.
 	"UPDATE {tbl} SET c = {str} WHERE id = {int} -- {cmt}\n",
 	"UPDATE {tbl} SET c = {str} WHERE id = {int} # {cmt}\n;",
@@ -281,7 +289,7 @@ func checkCleaned(t *testing.T, query string) {
 	if got := cleanQuery(query); got != want {
 		t.Fatalf("%q: cleanQuery %q, the splitter %q", query, got, want)
 	}
-	raw := appendCleaned(nil, query)
+	raw := appendCleaned(nil, query, nil)
 	if got := strings.TrimRight(strings.TrimSpace(string(raw)), "; \t\r\n"); got != want {
 		t.Fatalf("%q cleaned: %q, the splitter: %q", query, got, want)
 	}

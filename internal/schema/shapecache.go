@@ -61,7 +61,7 @@ func (c *shapeCache) read(currentSchema, query string) *statementRead {
 		if !sh.cacheable {
 			return readFull(currentSchema, query)
 		}
-		return sh.read(query, sc.ints)
+		return sh.read(sc.literals(query))
 	}
 	text := cleanQuery(query)
 	p := parseText(text)

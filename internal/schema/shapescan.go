@@ -21,10 +21,52 @@ const (
 // shapeScan is the scratch a shape scan fills: buffers reused from one
 // statement to the next (see scans).
 type shapeScan struct {
-	buf   []byte  // the cleaned text before trimming
-	clean []byte  // the cleaned text, as cleanQuery gives it (in buf)
-	key   []byte  // current database, 0, the shape
-	ints  []int64 // the integer literals' values, in order
+	buf    []byte    // the cleaned text before trimming
+	clean  []byte    // the cleaned text, as cleanQuery gives it (in buf)
+	key    []byte    // current database, 0, the shape
+	ints   []int64   // the integer literals' values, in order
+	quotes []int     // where each quoted token of buf starts in the query
+	strs   []strSpan // the strings marked strMark, in order
+}
+
+// literals are the literals of query, which s scanned.
+func (s *shapeScan) literals(query string) literals {
+	return literals{ints: s.ints, strs: s.strs, query: query}
+}
+
+// strSpan is a string literal of the query: its content's offset and
+// length, and its quote. Its value is read when a shape's writes need it
+// (strValue), which most strings (the values an UPDATE assigns) are not.
+type strSpan struct {
+	at, n int32
+	quote byte
+}
+
+// strValue is the value of the string literal sp of query, and whether it
+// is plain (see plain): false where the parser (and the server, without
+// NO_BACKSLASH_ESCAPES) reads it as anything else. An escape of n, 0, b,
+// Z, r or t is a control character, of % or _ keeps its backslash, of a
+// backslash or a quote is one, as is a doubled quote; any other escaped
+// character is itself.
+func (sp strSpan) strValue(query string) (string, bool) {
+	raw := query[sp.at : sp.at+sp.n]
+	if strings.IndexByte(raw, '\\') < 0 && strings.IndexByte(raw, sp.quote) < 0 {
+		return raw, plain(raw)
+	}
+	dec := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c == sp.quote || c == '\\' && (i+1 == len(raw) || strings.IndexByte("n0bZrt%_\\'\"", raw[i+1]) >= 0) {
+			return "", false
+		}
+		if c == '\\' {
+			i++
+			c = raw[i]
+		}
+		dec = append(dec, c)
+	}
+	v := string(dec)
+	return v, plain(v)
 }
 
 // scan reads query, run in currentSchema, into s. It returns false for a
@@ -33,7 +75,8 @@ type shapeScan struct {
 // does (an unterminated quote, a "--" the parser would take for a
 // comment, a byte equal to a mark).
 func (s *shapeScan) scan(currentSchema, query string) bool {
-	s.buf = appendCleaned(s.buf[:0], query)
+	s.quotes = s.quotes[:0]
+	s.buf = appendCleaned(s.buf[:0], query, &s.quotes)
 	text, ok := trimCleaned(s.buf)
 	if !ok || !dmlVerb(text) {
 		return false
@@ -46,17 +89,17 @@ func (s *shapeScan) scan(currentSchema, query string) bool {
 		}
 	}
 	s.key = append(s.key, 0)
-	s.ints = s.ints[:0]
-	s.key, s.ints, ok = appendShape(s.key, s.ints, text)
-	return ok
+	s.ints, s.strs = s.ints[:0], s.strs[:0]
+	return s.appendShape(text, query)
 }
 
 // appendCleaned appends q as splitter.next reads one query (split off):
 // comments dropped (a blank, or a newline for a line comment, in their
 // place), versioned comments opened when their version applies, quoted
 // strings and identifiers copied whole. It is cleanQuery before trimming,
-// byte for byte.
-func appendCleaned(dst []byte, q string) []byte {
+// byte for byte. Where quotes is not nil, it gets the offset in q of
+// each quoted token copied, in order.
+func appendCleaned(dst []byte, q string, quotes *[]int) []byte {
 	versioned := false
 	n := len(q)
 	for i := 0; i < n; {
@@ -68,6 +111,9 @@ func appendCleaned(dst []byte, q string) []byte {
 			versioned = false
 			dst = append(dst, ' ')
 		case c == '\'' || c == '"' || c == '`':
+			if quotes != nil {
+				*quotes = append(*quotes, i-1)
+			}
 			dst = append(dst, c)
 			dst, i = appendQuoted(dst, q, i, c)
 		case c == '#':
@@ -216,29 +262,36 @@ func equalFoldASCII(b []byte, upper string) bool {
 	return true
 }
 
-// appendShape appends the shape of cleaned text t to key, as tokenize
-// splits it, and the integer literals' values to ints.
-func appendShape(key []byte, ints []int64, t []byte) ([]byte, []int64, bool) {
+// appendShape appends the shape of t, query cleaned, to s.key, as
+// tokenize splits it, the integer literals' values to s.ints and the
+// marked strings to s.strs.
+func (s *shapeScan) appendShape(t []byte, query string) bool {
+	key, ints := s.key, s.ints
+	defer func() { s.key, s.ints = key, ints }()
+	quoted := 0 // quoted tokens of t met so far
 	for i := 0; i < len(t); {
 		c := t[i]
 		switch {
 		case c == intMark || c == strMark || c == '#':
-			return key, ints, false
+			return false
 		case i+1 < len(t) && (c == '-' && t[i+1] == '-' || c == '/' && t[i+1] == '*'):
 			// "--" or "/*" the cleaning left (around a comment it
 			// dropped): the parser may read a comment there, and
 			// literals inside it as text.
-			return key, ints, false
+			return false
 		case c == '\'' || c == '"' || c == '`':
 			end, ok := quotedEnd(t, i)
-			if !ok {
-				return key, ints, false
+			if !ok || quoted >= len(s.quotes) {
+				return false
 			}
+			at := s.quotes[quoted] + 1
+			quoted++
 			if c != '`' && valueContext(t, i) {
 				key = append(key, strMark, c)
+				s.strs = append(s.strs, strSpan{at: int32(at), n: int32(end - i - 2), quote: c})
 			} else {
 				if hasMark(t[i:end]) {
-					return key, ints, false
+					return false
 				}
 				key = append(key, t[i:end]...)
 			}
@@ -260,7 +313,7 @@ func appendShape(key []byte, ints []int64, t []byte) ([]byte, []int64, bool) {
 			i++
 		}
 	}
-	return key, ints, true
+	return true
 }
 
 // quotedEnd is unquote's end of the quoted token at t[i]; false if it is

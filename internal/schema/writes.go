@@ -8,8 +8,8 @@ import (
 )
 
 // Writes are the rows one statement-format statement can write, as far as
-// its text fixes them: the table, and for each row the integer values
-// literals give its columns. A dependency tracker that knows the table's
+// its text fixes them: the table, and for each row the values integer
+// and plain string literals (see plainString) give its columns. A dependency tracker that knows the table's
 // keys turns them into the statement's writeset, as the rows of a
 // row-format transaction give theirs.
 type Writes struct {
@@ -40,26 +40,41 @@ type Writes struct {
 	Set []string
 }
 
-// ColumnValue is the integer a literal gives a column of a row.
+// ColumnValue is the value a literal gives a column of a row: the
+// integer Value, or where IsStr the string Str.
 type ColumnValue struct {
 	Column string
 	Value  int64
+	Str    string
+	IsStr  bool
 }
 
-// ColumnValues are the values a WHERE pins a column to.
+// ColumnValues are the values a WHERE pins a column to: integers, or
+// strings (Strs, Values nil), never both.
 type ColumnValues struct {
 	Column string
 	Values []int64
+	Strs   []string
 }
 
-// RowValue is the value row gives column col, if it gives one.
+// RowValue is the integer row gives column col, if it gives one.
 func RowValue(row []ColumnValue, col string) (int64, bool) {
 	for _, c := range row {
 		if c.Column == col {
-			return c.Value, true
+			return c.Value, !c.IsStr
 		}
 	}
 	return 0, false
+}
+
+// RowString is the plain string row gives column col, if it gives one.
+func RowString(row []ColumnValue, col string) (string, bool) {
+	for _, c := range row {
+		if c.Column == col {
+			return c.Str, c.IsStr
+		}
+	}
+	return "", false
 }
 
 // LeavesOut reports whether row r of an INSERT gives column col no value
@@ -74,22 +89,39 @@ func (w *Writes) LeavesOut(r int, col string) bool {
 
 // setRowValue gives col the value v in row, the last value a column list
 // that names col twice gives it.
-func setRowValue(row []ColumnValue, col string, v int64) []ColumnValue {
+func setRowValue(row []ColumnValue, v ColumnValue) []ColumnValue {
 	for i := range row {
-		if row[i].Column == col {
-			row[i].Value = v
+		if row[i].Column == v.Column {
+			row[i] = v
 			return row
 		}
 	}
-	return append(row, ColumnValue{Column: col, Value: v})
+	return append(row, v)
 }
 
-// Pinned are the values w's WHERE pins column col to; nil if it pins
+// dropRowValue forgets the value row gave col: a column list that names
+// col again gives it one that is not a literal.
+func dropRowValue(row []ColumnValue, col string) []ColumnValue {
+	return slices.DeleteFunc(row, func(c ColumnValue) bool { return c.Column == col })
+}
+
+// Pinned are the integers w's WHERE pins column col to; nil if it pins
 // none.
 func (w *Writes) Pinned(col string) []int64 {
 	for _, c := range w.Where {
 		if c.Column == col {
 			return c.Values
+		}
+	}
+	return nil
+}
+
+// PinnedStrings are the plain strings w's WHERE pins column col to; nil if
+// it pins none.
+func (w *Writes) PinnedStrings(col string) []string {
+	for _, c := range w.Where {
+		if c.Column == col {
+			return c.Strs
 		}
 	}
 	return nil
@@ -177,14 +209,23 @@ func insertWrites(cur string, n *ast.InsertStmt) (Writes, bool) {
 			if !readsOnly(alias, e) {
 				return Writes{}, false
 			}
+			col := n.Columns[i].Name.L
 			if v, ok := intLiteral(e); ok {
-				row = setRowValue(row, n.Columns[i].Name.L, v)
-			} else if isNull(e) {
-				if w.Nulls == nil {
-					w.Nulls = make([][]string, len(n.Lists))
+				row = setRowValue(row, ColumnValue{Column: col, Value: v})
+			} else if s, ok := plainString(e); ok {
+				row = setRowValue(row, ColumnValue{Column: col, Str: s, IsStr: true})
+			} else {
+				row = dropRowValue(row, col)
+				if isNull(e) {
+					if w.Nulls == nil {
+						w.Nulls = make([][]string, len(n.Lists))
+					}
+					w.Nulls[r] = append(w.Nulls[r], col)
 				}
-				w.Nulls[r] = append(w.Nulls[r], n.Columns[i].Name.L)
 			}
+		}
+		if len(row) == 0 {
+			row = nil // as a shape gives it
 		}
 		w.Rows = append(w.Rows, row)
 	}
@@ -229,11 +270,19 @@ func sameTable(alias string, c *ast.ColumnName) bool {
 }
 
 // pinned reads the columns a WHERE clause's top-level conjunction pins
-// to integer literals (c = 5, 5 = c, c IN (1, 2)).
+// to integer literals (c = 5, 5 = c, c IN (1, 2)) or plain strings (c =
+// 'a', c IN ('a', 'b')). The first such condition on a column claims it;
+// one of strings that are not all plain pins it to nothing (as a shape
+// read does, which knows the first condition's place, not the strings).
 func pinned(alias string, where ast.ExprNode) []ColumnValues {
 	var out []ColumnValues
-	pins := func(col string) bool {
-		return slices.ContainsFunc(out, func(c ColumnValues) bool { return c.Column == col })
+	var claimed []string
+	claim := func(col string) bool {
+		if slices.Contains(claimed, col) {
+			return false
+		}
+		claimed = append(claimed, col)
+		return true
 	}
 	var walk func(e ast.ExprNode)
 	walk = func(e ast.ExprNode) {
@@ -250,27 +299,35 @@ func pinned(alias string, where ast.ExprNode) []ColumnValues {
 				if _, ok := col.(*ast.ColumnNameExpr); !ok {
 					col, val = val, col
 				}
-				if c, ok := col.(*ast.ColumnNameExpr); ok && sameTable(alias, c.Name) {
-					if v, ok := intLiteral(val); ok && !pins(c.Name.Name.L) {
-						out = append(out, ColumnValues{Column: c.Name.Name.L, Values: []int64{v}})
-					}
+				c, ok := col.(*ast.ColumnNameExpr)
+				if !ok || !sameTable(alias, c.Name) {
+					return
+				}
+				if v, ok := intLiteral(val); ok && claim(c.Name.Name.L) {
+					out = append(out, ColumnValues{Column: c.Name.Name.L, Values: []int64{v}})
+				} else if s, ok := stringLiteral(val); ok && claim(c.Name.Name.L) && plain(s) {
+					out = append(out, ColumnValues{Column: c.Name.Name.L, Strs: []string{s}})
 				}
 			}
 		case *ast.PatternInExpr:
 			c, ok := e.Expr.(*ast.ColumnNameExpr)
-			if !ok || e.Not || e.Sel != nil || !sameTable(alias, c.Name) || pins(c.Name.Name.L) {
+			if !ok || e.Not || e.Sel != nil || !sameTable(alias, c.Name) || len(e.List) == 0 {
 				return
 			}
-			var vs []int64
+			cv := ColumnValues{Column: c.Name.Name.L}
+			strs := true // every string plain
 			for _, x := range e.List {
-				v, ok := intLiteral(x)
-				if !ok {
+				if v, ok := intLiteral(x); ok && cv.Strs == nil {
+					cv.Values = append(cv.Values, v)
+				} else if s, ok := stringLiteral(x); ok && cv.Values == nil {
+					cv.Strs = append(cv.Strs, s)
+					strs = strs && plain(s)
+				} else {
 					return
 				}
-				vs = append(vs, v)
 			}
-			if len(vs) > 0 {
-				out = append(out, ColumnValues{Column: c.Name.Name.L, Values: vs})
+			if claim(cv.Column) && strs {
+				out = append(out, cv)
 			}
 		}
 	}
@@ -313,6 +370,50 @@ func intLiteral(e ast.ExprNode) (int64, bool) {
 	}
 	return n, true
 }
+
+// plainString is the value of a string literal that reads the same in
+// every ASCII-compatible character set and whatever escapes its text
+// used: printable ASCII, no backslash or quote (clients escape those, and
+// the bytes a line break or NUL is written with), no trailing blank (which
+// a PAD SPACE collation ignores and a CHAR column drops). A key of such
+// strings hashes as a row image's does (deptrack); anything else is not
+// a literal to Writes.
+func plainString(e ast.ExprNode) (string, bool) {
+	s, ok := stringLiteral(e)
+	if !ok || !plain(s) {
+		return "", false
+	}
+	return s, true
+}
+
+// stringLiteral is the value of a string literal.
+func stringLiteral(e ast.ExprNode) (string, bool) {
+	v, ok := e.(ast.ValueExpr)
+	if !ok {
+		return "", false
+	}
+	s, ok := v.GetValue().(string)
+	return s, ok
+}
+
+// plain reports whether s is a plainString's value.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !plainBytes[s[i]] {
+			return false
+		}
+	}
+	return len(s) == 0 || s[len(s)-1] != ' '
+}
+
+// plainBytes are the bytes a plain string may hold: printable ASCII but
+// a backslash and the quotes.
+var plainBytes = func() (t [256]bool) {
+	for c := 0x20; c <= 0x7e; c++ {
+		t[c] = !strings.ContainsRune("\\'\"`", rune(c))
+	}
+	return t
+}()
 
 // readsOnly reports whether expression e reads nothing but the row of
 // the statement's table (alias) and the session: see StatementWrites.
