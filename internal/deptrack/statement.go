@@ -18,8 +18,9 @@ import (
 //
 // when its expressions read nothing but that row (schema.StatementWrites),
 // and t is a table whose rows nothing else ties: a primary key of integers
-// (each value a literal in its column's range: the server would clip
-// another one) that is its only unique key (a row's other unique values would
+// or strings (each value a literal that keys as the row's value does: an
+// integer in its column's range, which the server would otherwise clip, a
+// plain string, see literalKind) that is its only unique key (a row's other unique values would
 // be unknown: a DELETE frees them, an INSERT could take them), no foreign
 // key (but see below), no trigger (which writes other rows on the
 // replica, where a statement's triggers run). Such a statement gets the
