@@ -53,6 +53,31 @@ func literalKind(c *schema.Column) int {
 	return 0
 }
 
+// mergeableKey reports whether stmtmerge may merge the statements of a
+// table whose primary key is column c alone: an integer key, or a string
+// whose collation tells two plain strings apart unless they are equal but
+// for letter case (stmtmerge.Merger tells rows apart by the key's lower
+// case): a binary one, the general, unicode, 0900 and uca1400 ones, and
+// latin1's default.
+func mergeableKey(c *schema.Column) bool {
+	switch literalKind(c) {
+	case kindInteger:
+		return true
+	case kindString:
+		if c.Collation == "binary" || c.Collation == "" && c.Type == "varbinary" {
+			return true
+		}
+		for _, suffix := range []string{"_bin", "_general_ci", "_general_nopad_ci", "_unicode_ci", "_unicode_nopad_ci",
+			"_unicode_520_ci", "_unicode_520_nopad_ci", "_0900_ai_ci", "_uca1400_ai_ci", "_uca1400_nopad_ai_ci"} {
+			if strings.HasSuffix(c.Collation, suffix) {
+				return true
+			}
+		}
+		return c.Collation == "latin1_swedish_ci"
+	}
+	return false
+}
+
 // stringsRead reports whether st's session reads a string literal as the
 // parser did: not with ANSI_QUOTES (a double-quoted string is a column's
 // name) nor NO_BACKSLASH_ESCAPES (a backslash is itself); the sql_mode

@@ -45,12 +45,14 @@ type keyPlan struct {
 	parts  []partPlan // how each value folds
 }
 
-// pkPart is a primary key column: its position, its name (lower case)
-// and the literals that key it (literalKind).
+// pkPart is a primary key column: its position, its name (lower case),
+// the literals that key it (literalKind), and, for a key of one column,
+// whether stmtmerge may merge statements by it (mergeableKey).
 type pkPart struct {
-	pos  int
-	name string
-	kind int
+	pos    int
+	name   string
+	kind   int
+	merges bool
 }
 
 type partPlan struct {
@@ -148,7 +150,7 @@ func (p *tablePlan) forStatements(t *schema.Table, children []schema.ChildRef) {
 		p.pkKey = slices.IndexFunc(p.keys, func(k keyPlan) bool { return k.name == ix.Name })
 		for _, c := range ix.Columns {
 			col := &t.Columns[c]
-			p.pk = append(p.pk, pkPart{pos: c, name: strings.ToLower(col.Name), kind: literalKind(col)})
+			p.pk = append(p.pk, pkPart{pos: c, name: strings.ToLower(col.Name), kind: literalKind(col), merges: len(ix.Columns) == 1 && mergeableKey(col)})
 			if literalKind(col) == 0 || col.Generated {
 				p.pkKey = -1
 			}

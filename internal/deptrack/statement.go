@@ -136,8 +136,8 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 	for _, r := range refs {
 		x.addValues(ws, &p.keys[r.key], r.values)
 	}
-	if len(p.pk) == 1 && p.pk[0].kind == kindInteger {
-		return p.pk[0].name, true // stmtmerge merges statements by one integer key
+	if len(p.pk) == 1 && p.pk[0].merges {
+		return p.pk[0].name, true // stmtmerge merges statements by a key of one column
 	}
 	return "", true
 }

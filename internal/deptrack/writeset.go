@@ -43,14 +43,17 @@ type Writeset struct {
 	// trigger, no view: see statementKeys).
 	ReadsConnectionID bool
 	// Statements are the statement-format statements that got keys, each
-	// of a table whose primary key is one column (see StatementKey).
+	// of a table whose primary key is one column that stmtmerge may merge
+	// statements by (see StatementKey).
 	Statements []StatementKey
 }
 
 // StatementKey is a statement of Writeset.Statements: its index in
 // binlog.Txn.Statements, its table, and the name of the one column of the
 // table's primary key, whose value in the statement's text is the one row
-// it writes or a row it may write.
+// it writes or a row it may write: an integer, or a plain string whose
+// collation tells rows apart by no more than letter case (see
+// stmtmerge).
 type StatementKey struct {
 	Index  int
 	Table  schema.TableName

@@ -18,6 +18,11 @@
 // sysbench write_only transaction against 0.29 (docs/benchmark.md,
 // "Merging statements").
 //
+// A key may be a string (a session's id): the caller offers one only in a
+// collation where two plain ASCII strings name one row only if they are
+// equal but for letter case (the _bin, general, unicode and uca1400
+// collations), the rows Merger tells apart.
+//
 // Order: each statement gets a level, one above the last statement before
 // it that wrote the same row (Level). Statements of one level write
 // distinct rows, and each one row of a table whose primary key is its only
@@ -53,10 +58,12 @@ type Form struct {
 	Kind Kind
 	// Table is the table as the statement names it ("sbtest1",
 	// "`db`.`t`"); Key is the primary key's column as the statement names
-	// it, KeyValue the row's key.
+	// it, KeyValue the row's key, or KeyText, where the key is a string,
+	// its literal as written (quoted).
 	Table    string
 	Key      string
 	KeyValue int64
+	KeyText  string
 	// Columns are the assigned columns (UPDATE) or the column list
 	// (INSERT), as written; Exprs their expressions (UPDATE) or the
 	// values (INSERT).
@@ -89,8 +96,9 @@ func Recognize(query, key string) (Form, bool) {
 //
 // where key is the column named key (the table's one-column primary key,
 // any letter case), int a positive integer literal (an INSERT's 0 would
-// take an AUTO_INCREMENT value) and an expression a balanced run of
-// tokens without a top-level comma. ok is false for any other text.
+// take an AUTO_INCREMENT value) or a string literal (see keyString) and an
+// expression a balanced run of tokens without a top-level comma. ok is
+// false for any other text.
 func (rc *Recognizer) Recognize(query, key string) (f Form, ok bool) {
 	toks, ok := scan(rc.toks[:0], query)
 	rc.toks = toks[:0]
@@ -133,11 +141,13 @@ func (rc *Recognizer) Recognize(query, key string) (f Form, ok bool) {
 			return Form{}, false
 		}
 		f.Key = col
-		v, ok := r.positive()
-		if !ok {
+		if v, ok := r.positive(); ok {
+			f.KeyValue = v
+		} else if lit, ok := r.keyString(); ok {
+			f.KeyText = lit
+		} else {
 			return Form{}, false
 		}
-		f.KeyValue = v
 	case Insert:
 		if !r.insert(&f, key) {
 			return Form{}, false

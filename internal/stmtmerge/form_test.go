@@ -21,13 +21,17 @@ func TestRecognize(t *testing.T) {
 		{"INSERT INTO sbtest8 (id, k, c) VALUES (50149, 50591, 'it''s')", Form{Kind: Insert, Table: "sbtest8", Key: "id", KeyValue: 50149,
 			Columns: []string{"id", "k", "c"}, Exprs: []string{"50149", "50591", "'it''s'"}}},
 		{"INSERT t (c, id) VALUES (NOW(), 7)", Form{Kind: Insert, Table: "t", Key: "id", KeyValue: 7, Columns: []string{"c", "id"}, Exprs: []string{"NOW()", "7"}}},
+		{"update `sessions` set `payload` = 'x', `last_activity` = 5 where `id` = 'Ab-12'", Form{Kind: Update, Table: "`sessions`", Key: "`id`", KeyText: "'Ab-12'",
+			Columns: []string{"`payload`", "`last_activity`"}, Exprs: []string{"'x'", "5"}}},
+		{"DELETE FROM t WHERE id='k1'", Form{Kind: Delete, Table: "t", Key: "id", KeyText: "'k1'"}},
+		{"INSERT INTO t (id, v) VALUES ('k1', 'v')", Form{Kind: Insert, Table: "t", Key: "id", KeyText: "'k1'", Columns: []string{"id", "v"}, Exprs: []string{"'k1'", "'v'"}}},
 	} {
 		got, ok := Recognize(c.q, "id")
 		if !ok {
 			t.Errorf("%s: not recognized", c.q)
 			continue
 		}
-		if got.Kind != c.want.Kind || got.Table != c.want.Table || got.Key != c.want.Key || got.KeyValue != c.want.KeyValue ||
+		if got.Kind != c.want.Kind || got.Table != c.want.Table || got.Key != c.want.Key || got.KeyValue != c.want.KeyValue || got.KeyText != c.want.KeyText ||
 			!slices.Equal(got.Columns, c.want.Columns) || !slices.Equal(got.Exprs, c.want.Exprs) {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.q, got, c.want)
 		}
@@ -39,6 +43,10 @@ func TestRecognize(t *testing.T) {
 		"UPDATE t SET k=1 WHERE id=0",
 		"UPDATE t SET k=1 WHERE id=-5",
 		"UPDATE t SET k=1 WHERE id=05",
+		"UPDATE t SET k=1 WHERE id=''",
+		"UPDATE t SET k=1 WHERE id='a '",
+		"UPDATE t SET k=1 WHERE id='it''s'",
+		"INSERT INTO t (id, v) VALUES ('a ', 1)",
 		"UPDATE t SET k=1 WHERE id IN (5)",
 		"UPDATE LOW_PRIORITY t SET k=1 WHERE id=5",
 		"UPDATE IGNORE t SET k=1 WHERE id=5",

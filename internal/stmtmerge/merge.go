@@ -14,10 +14,12 @@ type Merger struct {
 	n    int // statements added since the last Flush
 }
 
-// row is a row of a table: the table's identity (Add) and its key.
+// row is a row of a table: the table's identity (Add) and its key, an
+// integer or a string's lower-case text.
 type row struct {
 	table string
 	key   int64
+	text  string
 }
 
 type item struct {
@@ -33,7 +35,10 @@ func (m *Merger) Add(f *Form, text, table string) {
 	if m.last == nil {
 		m.last = map[row]int{}
 	}
-	r := row{table, f.KeyValue}
+	r := row{table: table, key: f.KeyValue}
+	if f.KeyText != "" {
+		r.text = strings.ToLower(f.KeyText)
+	}
 	lv := 0
 	if l, ok := m.last[r]; ok {
 		lv = l + 1
@@ -91,7 +96,7 @@ func (m *Merger) Flush() []string {
 // key and columns, and for an UPDATE, per column, the same kind of
 // literal, or the same expression where it is not one literal.
 func mergeable(a, b *Form) bool {
-	if a.Kind != b.Kind || a.Table != b.Table || a.Key != b.Key || len(a.Columns) != len(b.Columns) {
+	if a.Kind != b.Kind || a.Table != b.Table || a.Key != b.Key || (a.KeyText == "") != (b.KeyText == "") || len(a.Columns) != len(b.Columns) {
 		return false
 	}
 	for i := range a.Columns {
@@ -123,7 +128,13 @@ func render(its []*item) string {
 	}
 	b.Grow(size)
 	var num [20]byte
-	key := func(it *item) { b.Write(strconv.AppendInt(num[:0], it.f.KeyValue, 10)) }
+	key := func(it *item) {
+		if it.f.KeyText != "" {
+			b.WriteString(it.f.KeyText)
+			return
+		}
+		b.Write(strconv.AppendInt(num[:0], it.f.KeyValue, 10))
+	}
 	whereIn := func() {
 		b.WriteString(" WHERE ")
 		b.WriteString(f.Key)

@@ -210,6 +210,24 @@ func (r *reader) positive() (int64, bool) {
 	return v, true
 }
 
+// keyString consumes a string literal that can be a key's: not empty,
+// no quote or trailing blank inside (scan already refused a backslash),
+// as deptrack keys a statement by.
+func (r *reader) keyString() (string, bool) {
+	t, ok := r.peek()
+	if !ok || t.kind != tokString || !keyText(r.str(t)) {
+		return "", false
+	}
+	r.i++
+	return r.str(t), true
+}
+
+// keyText reports whether lit, a quoted string, is one keyString takes.
+func keyText(lit string) bool {
+	content := lit[1 : len(lit)-1]
+	return content != "" && !strings.ContainsRune(content, '\'') && content[len(content)-1] != ' '
+}
+
 // expr consumes an expression: tokens up to a top-level comma, closing
 // parenthesis or WHERE. It returns its text and whether it is one
 // integer, decimal or string literal ('i', 'd', 's', or 0).
@@ -313,7 +331,13 @@ func (r *reader) insert(f *Form, key string) bool {
 			k = i
 		}
 	}
-	if k < 0 || f.literal[k] != 'i' {
+	switch {
+	case k < 0:
+		return false
+	case f.literal[k] == 's' && keyText(f.Exprs[k]):
+		f.Key, f.KeyText = f.Columns[k], f.Exprs[k]
+		return true
+	case f.literal[k] != 'i':
 		return false
 	}
 	v, err := strconv.ParseInt(f.Exprs[k], 10, 64)
