@@ -95,15 +95,16 @@ const (
 	strSentinel  = "~paraply~"
 )
 
-// maxShapeLiterals bounds the integer literals of a shape.
+// maxShapeLiterals bounds the integer literals of a shape, and its strings.
 const maxShapeLiterals = 1 << 20
 
 // learnShape learns the shape sc scanned from the statement's full read.
 // It parses a probe: the shape with each literal a distinct sentinel,
-// whose Writes tell which literal gives which value. The shape is cacheable only if the probe and the statement
-// both parse (no rewriting, no reading from leading words), say the same
-// subjects and the same ok, and the probe's writes with the statement's
-// literals in place of the sentinels are exactly the statement's.
+// whose Writes tell which literal gives which value. The shape is
+// cacheable only if the probe and the statement both parse (no rewriting,
+// no reading from leading words), say the same subjects and the same ok,
+// and the probe's writes with the statement's literals in place of the
+// sentinels are exactly the statement's.
 func learnShape(currentSchema string, sc *shapeScan, full *statementRead, fullErr error) *shape {
 	sh := &shape{key: string(sc.key), schema: strings.Clone(currentSchema)}
 	sh.size = 2*len(sh.key) + 128
