@@ -86,14 +86,14 @@ func stringsRead(st *binlog.Statement) bool {
 	return st.Session.HasSQLMode && st.Session.SQLMode&(binlog.ModeANSIQuotes|binlog.ModeNoBackslashEscapes) == 0
 }
 
-// rowLiteral is the literal an inserted row gives column c, of the kind
-// that keys it; false for none. A string keys only where the server cannot
-// have cut it to the column's length, which a strict sql_mode makes an
-// error: STRICT_ALL_TABLES, or STRICT_TRANS_TABLES in an INSERT of one row
-// (of several, a non-transactional table would cut the second row's).
-func rowLiteral(st *binlog.Statement, c *schema.Column, row []schema.ColumnValue, rows int) (literal, bool) {
-	name := strings.ToLower(c.Name)
-	switch literalKind(c) {
+// rowLiteral is the literal an inserted row gives the column name (lower
+// case, of literalKind kind); false for none. A string keys only where the
+// server cannot have cut it to the column's length, which a strict
+// sql_mode makes an error: STRICT_ALL_TABLES, or STRICT_TRANS_TABLES in an
+// INSERT of one row (of several, a non-transactional table would cut the
+// second row's).
+func rowLiteral(st *binlog.Statement, kind int, name string, row []schema.ColumnValue, rows int) (literal, bool) {
+	switch kind {
 	case kindInteger:
 		v, ok := schema.RowValue(row, name)
 		return literal{i: v}, ok

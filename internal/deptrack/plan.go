@@ -141,19 +141,16 @@ func (p *tablePlan) forStatements(t *schema.Table, children []schema.ChildRef) {
 			p.keepable = p.keepable && !t.Columns[c].Generated
 		}
 	}
-	var pk []string
 	p.pkKey = -1
 	if ix := t.PrimaryKey(); ix != nil {
-		for _, c := range ix.Columns {
-			pk = append(pk, t.Columns[c].Name)
-		}
 		p.pkKey = slices.IndexFunc(p.keys, func(k keyPlan) bool { return k.name == ix.Name })
 		for _, c := range ix.Columns {
 			col := &t.Columns[c]
-			p.pk = append(p.pk, pkPart{pos: c, name: strings.ToLower(col.Name), kind: literalKind(col), merges: len(ix.Columns) == 1 && mergeableKey(col)})
-			if literalKind(col) == 0 || col.Generated {
+			part := pkPart{pos: c, name: strings.ToLower(col.Name), kind: literalKind(col), merges: len(ix.Columns) == 1 && mergeableKey(col)}
+			if part.kind == 0 || col.Generated {
 				p.pkKey = -1
 			}
+			p.pk = append(p.pk, part)
 		}
 		if ix.WithoutOverlaps || slices.ContainsFunc(ix.Prefix, func(n int) bool { return n != 0 }) {
 			p.pkKey = -1
@@ -161,7 +158,7 @@ func (p *tablePlan) forStatements(t *schema.Table, children []schema.ChildRef) {
 	}
 	for _, ref := range children {
 		p.others = true
-		p.keepable = p.keepable && len(pk) > 0 && slices.EqualFunc(ref.ForeignKey.RefColumns, pk, strings.EqualFold)
+		p.keepable = p.keepable && len(p.pk) > 0 && slices.EqualFunc(ref.ForeignKey.RefColumns, p.pk, func(r string, c pkPart) bool { return strings.EqualFold(r, c.name) })
 	}
 }
 

@@ -146,11 +146,7 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 // into tbl (plan p), each a literal of the key's kind in its column's
 // range, or generated (see generatedKeys); false when a row's is not.
 func insertedKeys(st *binlog.Statement, tbl *schema.Table, p *tablePlan, w schema.Writes) ([][]literal, bool) {
-	pkCols := make([]int, len(p.pk))
-	for i, c := range p.pk {
-		pkCols[i] = c.pos
-	}
-	gen, ok := generatedKeys(st, tbl, pkCols, w)
+	gen, ok := generatedKeys(st, tbl, p.pk, w)
 	if !ok || len(w.Rows) > maxStatementKeys {
 		return nil, false
 	}
@@ -164,7 +160,7 @@ func insertedKeys(st *binlog.Statement, tbl *schema.Table, p *tablePlan, w schem
 				continue
 			}
 			col := &tbl.Columns[c.pos]
-			v, ok := rowLiteral(st, col, row, len(w.Rows))
+			v, ok := rowLiteral(st, c.kind, c.name, row, len(w.Rows))
 			if !ok || !inRange(col, v) {
 				return nil, false // NULL or left out (its default), or not a literal
 			}
@@ -240,7 +236,7 @@ func (x *Extractor) parents(st *binlog.Statement, p *tablePlan, tbl *schema.Tabl
 			for i, c := range p.keys[k].cols {
 				col := &tbl.Columns[c]
 				name := strings.ToLower(col.Name)
-				v, ok := rowLiteral(st, col, row, len(w.Rows))
+				v, ok := rowLiteral(st, literalKind(col), name, row, len(w.Rows))
 				switch {
 				case ok && inRange(col, v):
 					ref.values[i] = v
@@ -269,15 +265,15 @@ func (x *Extractor) parents(st *binlog.Statement, p *tablePlan, tbl *schema.Tabl
 // some rows give a value and others do not, a value is not a literal, or
 // INSERT_ID is missing where a value was generated (or there where none
 // was).
-func generatedKeys(st *binlog.Statement, tbl *schema.Table, pkCols []int, w schema.Writes) ([]int64, bool) {
-	switch slices.IndexFunc(pkCols, func(c int) bool { return tbl.Columns[c].AutoIncrement }) {
+func generatedKeys(st *binlog.Statement, tbl *schema.Table, pk []pkPart, w schema.Writes) ([]int64, bool) {
+	switch slices.IndexFunc(pk, func(c pkPart) bool { return tbl.Columns[c.pos].AutoIncrement }) {
 	case -1:
 		return nil, !st.Context.HasInsertID
 	case 0:
 	default:
 		return nil, false
 	}
-	col := strings.ToLower(tbl.Columns[pkCols[0]].Name)
+	col := pk[0].name
 	left := 0
 	for r, row := range w.Rows {
 		if v, ok := schema.RowValue(row, col); (ok && v == 0 && !zeroStored(st)) || (!ok && w.LeavesOut(r, col)) {
