@@ -107,3 +107,21 @@ func preparedFromSource(t *testing.T, name string, check func(*sql.DB), stmts ..
 func waitsFor(later, earlier *stage.Prepared) bool {
 	return later.Deps.Wait >= earlier.Txn.Seq || slices.Contains(later.Deps.On, earlier.Txn.Seq)
 }
+
+// waitCase says whether transaction later (a GTID) waits for earlier.
+type waitCase struct {
+	later, earlier string
+	want           bool
+}
+
+// checkWaits fails for each case of the prepared transactions got whose
+// later does not wait for its earlier as it says.
+func checkWaits(t *testing.T, got []*stage.Prepared, cases []waitCase) {
+	t.Helper()
+	for _, c := range cases {
+		later, earlier := byGTID(t, got, c.later), byGTID(t, got, c.earlier)
+		if w := waitsFor(later, earlier); w != c.want {
+			t.Errorf("%s waits for %s: %v, want %v (deps %+v)", c.later, c.earlier, w, c.want, later.Deps)
+		}
+	}
+}

@@ -23,10 +23,7 @@ func TestStringKeysFromMixed(t *testing.T) {
 	if r := byGTID(t, got, "0-1-4").Txn.Txn.Rows; len(r) != 1 {
 		t.Fatalf("0-1-4: want its rows logged as row images, got %+v", r)
 	}
-	for _, c := range []struct {
-		later, earlier string
-		want           bool
-	}{
+	checkWaits(t, got, []waitCase{
 		{"0-1-4", "0-1-3", true}, // 'Sess-A'
 		{"0-1-5", "0-1-4", true}, // the same row, in other case
 		{"0-1-6", "0-1-3", true}, // 'sess-b'
@@ -35,10 +32,5 @@ func TestStringKeysFromMixed(t *testing.T) {
 		{"0-1-7", "0-1-6", false},
 		{"0-1-8", "0-1-7", true}, // 'sess-c'
 		{"0-1-8", "0-1-6", false},
-	} {
-		later, earlier := byGTID(t, got, c.later), byGTID(t, got, c.earlier)
-		if got := waitsFor(later, earlier); got != c.want {
-			t.Errorf("%s waits for %s: %v, want %v (deps %+v)", c.later, c.earlier, got, c.want, later.Deps)
-		}
-	}
+	})
 }

@@ -28,10 +28,7 @@ func TestUnsignedKeysFromMixed(t *testing.T) {
 	if r := rowsTxn.Txn.Txn.Rows; len(r) != 1 || len(r[0].Images) != 2 || r[0].Images[0][0] != any(int32(-6)) {
 		t.Fatalf("0-1-5: want one row image pair whose id decodes as int32(-6) (no signedness in the table map), got %+v", r)
 	}
-	for _, c := range []struct {
-		later, earlier string
-		want           bool
-	}{
+	checkWaits(t, got, []waitCase{
 		{"0-1-5", "0-1-4", true}, // row 4294967290
 		{"0-1-6", "0-1-5", true}, // the same row, as a literal
 		{"0-1-7", "0-1-5", false},
@@ -40,10 +37,5 @@ func TestUnsignedKeysFromMixed(t *testing.T) {
 		{"0-1-8", "0-1-7", false},
 		{"0-1-9", "0-1-8", true}, // row 2, generated
 		{"0-1-9", "0-1-7", false},
-	} {
-		later, earlier := byGTID(t, got, c.later), byGTID(t, got, c.earlier)
-		if got := waitsFor(later, earlier); got != c.want {
-			t.Errorf("%s waits for %s: %v, want %v (deps %+v)", c.later, c.earlier, got, c.want, later.Deps)
-		}
-	}
+	})
 }
