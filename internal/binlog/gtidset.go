@@ -2,6 +2,7 @@ package binlog
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -44,8 +45,69 @@ func Covers(f Flavor, position string, set mysql.GTIDSet) bool {
 	if set.IsEmpty() {
 		return true
 	}
+	if m, ok := set.(*mysql.MariadbGTIDSet); ok && f == FlavorMariaDB {
+		if covers, read := coversMariaDB(position, m); read {
+			return covers
+		}
+	}
 	p, err := ParseGTIDSet(f, position)
 	return err == nil && p.Contain(set)
+}
+
+// coversMariaDB is Covers for a MariaDB position as servers write one
+// (domain-server-sequence, comma-separated), read in place: the applier
+// asks it once a transaction, and parsing the position into a set cost
+// 3% of its CPU and 15% of its allocations. read is false where the
+// answer needs the full parse; false answers need no check of the whole
+// text, since a position that does not parse covers nothing either. As
+// go-mysql's, the last entry of a domain is its position.
+func coversMariaDB(position string, set *mysql.MariadbGTIDSet) (covers, read bool) {
+	for domain, want := range set.Sets {
+		seq, found, ok := lastMariaDBSeq(position, domain)
+		if !ok {
+			return false, false
+		}
+		if !found || seq < want.SequenceNumber {
+			return false, true
+		}
+	}
+	return true, true
+}
+
+// lastMariaDBSeq returns the sequence number of domain's last entry in
+// position, and ok false unless every entry is domain-server-sequence in
+// decimal digits within their ranges.
+func lastMariaDBSeq(position string, domain uint32) (seq uint64, found, ok bool) {
+	for entry := range strings.SplitSeq(position, ",") {
+		d, rest, ok1 := strings.Cut(entry, "-")
+		s, n, ok2 := strings.Cut(rest, "-")
+		if !ok1 || !ok2 || !digits(d) || !digits(s) || !digits(n) {
+			return 0, false, false
+		}
+		dv, err1 := strconv.ParseUint(d, 10, 32)
+		_, err2 := strconv.ParseUint(s, 10, 32)
+		nv, err3 := strconv.ParseUint(n, 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			return 0, false, false
+		}
+		if uint32(dv) == domain {
+			seq, found = nv, true
+		}
+	}
+	return seq, found, true
+}
+
+// digits reports whether s is one or more decimal digits.
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckPosition reports whether s, a position a user gave, is a GTID

@@ -3,6 +3,8 @@ package binlog
 import (
 	"strings"
 	"testing"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
 // TestParseGTIDSetErrors: a position that does not parse is quoted, the
@@ -56,5 +58,40 @@ func TestCount(t *testing.T) {
 	}
 	if _, err := Count(FlavorMariaDB, "garbage"); err == nil {
 		t.Error("Count of garbage: no error")
+	}
+}
+
+// TestCoversReadInPlace holds the in-place reading of MariaDB positions
+// to go-mysql's parse: the same answer for every position and set, and no
+// allocation for a position as servers write one.
+func TestCoversReadInPlace(t *testing.T) {
+	positions := []string{
+		"", "0-1-5", "0-1-4", "0-2-9", "0-1-5,1-1-3", "1-1-3,0-1-5", "0-1-5,0-1-2", "0-1-2,0-1-5",
+		"1-1-9", "0-1-5,", ",0-1-5", "0-1", "0-1-5-6", "a-1-5", "0-1-x", " 0-1-5", "0-1-5 ",
+		"4294967296-1-5", "0-4294967296-5", "0-1-18446744073709551616", "4294967295-1-18446744073709551615",
+		"0-1-+5", "0--5", "0-1-",
+	}
+	sets := []string{"0-1-5", "0-7-5", "0-1-5,1-1-3", "1-1-3", "4294967295-1-1"}
+	for _, ss := range sets {
+		set, err := ParseGTIDSet(FlavorMariaDB, ss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pos := range positions {
+			want := false
+			if p, err := ParseGTIDSet(FlavorMariaDB, pos); err == nil {
+				want = p.Contain(set)
+			}
+			if got := Covers(FlavorMariaDB, pos, set); got != want {
+				t.Errorf("Covers(%q, %q) = %v, go-mysql says %v", pos, ss, got, want)
+			}
+		}
+	}
+	set, _ := ParseGTIDSet(FlavorMariaDB, "0-1-5,1-1-3")
+	if n := testing.AllocsPerRun(100, func() { Covers(FlavorMariaDB, "0-1-7,1-2-3", set) }); n != 0 {
+		t.Errorf("Covers of a position as servers write one: %v allocations, want 0", n)
+	}
+	if _, read := coversMariaDB("0-1-7,1-2-3", set.(*mysql.MariadbGTIDSet)); !read {
+		t.Error("a position as servers write one went to the full parse")
 	}
 }
