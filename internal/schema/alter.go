@@ -143,21 +143,23 @@ func (a *applier) alterSpec(d *draft, sp *ast.AlterTableSpec) error {
 	return nil
 }
 
-// alterDefault applies ALTER COLUMN ... SET DEFAULT: the one thing of it
-// the catalog keeps is whether the new default calls CONNECTION_ID(). A
-// DROP DEFAULT leaves the mark: a column marked without need only costs a
-// SET.
+// alterDefault applies ALTER COLUMN ... SET DEFAULT or DROP DEFAULT: what
+// the catalog keeps of a default is whether it calls CONNECTION_ID() and
+// whether it is NULL. A DROP DEFAULT leaves the first mark (a column
+// marked without need only costs a SET) and leaves no default but NULL.
 func alterDefault(d *draft, sp *ast.AlterTableSpec) {
 	for _, def := range sp.NewColumns {
 		i := d.col(def.Name.Name.O)
 		if i < 0 {
 			continue
 		}
+		d.cols[i].DefaultNull = true // DROP DEFAULT: no options
 		for _, o := range def.Options {
 			// The parser gives SET DEFAULT's expression an option of no type.
 			if callsConnectionID(o.Expr) {
 				d.cols[i].ConnectionID = true
 			}
+			d.cols[i].DefaultNull = isNull(o.Expr)
 		}
 	}
 }

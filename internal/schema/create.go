@@ -211,6 +211,7 @@ func (a *applier) column(d *draft, def *ast.ColumnDef) (Column, error) {
 	}
 	override, overridden := a.typeOverrides[strings.ToLower(col.Name)]
 	explicitCollation := ft.GetCollate()
+	col.DefaultNull = true
 	for _, o := range def.Options {
 		switch o.Tp {
 		case ast.ColumnOptionNotNull, ast.ColumnOptionPrimaryKey:
@@ -224,6 +225,7 @@ func (a *applier) column(d *draft, def *ast.ColumnDef) (Column, error) {
 			col.AutoIncrement = true
 		case ast.ColumnOptionDefaultValue:
 			col.ConnectionID = col.ConnectionID || callsConnectionID(o.Expr)
+			col.DefaultNull = isNull(o.Expr)
 		case ast.ColumnOptionCollate:
 			explicitCollation = o.StrValue
 		}

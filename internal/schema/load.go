@@ -221,7 +221,8 @@ func (l *loader) loadColumns(ctx context.Context, db *sql.DB, f filter) error {
 	where, args := f.where("TABLE_SCHEMA", "TABLE_NAME")
 	err := EachRow(ctx, db, `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE,
 			COLUMN_TYPE, CHARACTER_SET_NAME, COLLATION_NAME, IS_NULLABLE, EXTRA, DATETIME_PRECISION,
-			CONCAT(IFNULL(COLUMN_DEFAULT, ''), ' ', IFNULL(GENERATION_EXPRESSION, '')) LIKE '%connection_id%'
+			CONCAT(IFNULL(COLUMN_DEFAULT, ''), ' ', IFNULL(GENERATION_EXPRESSION, '')) LIKE '%connection_id%',
+			COLUMN_DEFAULT
 		FROM information_schema.COLUMNS WHERE `+where, args, func(rows *sql.Rows) error {
 		var (
 			name                 TableName
@@ -229,11 +230,16 @@ func (l *loader) loadColumns(ctx context.Context, db *sql.DB, f filter) error {
 			colType, null, extra string
 			charset, collation   sql.NullString
 			precision            sql.NullInt64
+			dflt                 sql.NullString
 		)
 		if err := rows.Scan(&name.Schema, &name.Name, &r.col.Name, &r.pos, &r.col.Type, &colType,
-			&charset, &collation, &null, &extra, &precision, &r.col.ConnectionID); err != nil {
+			&charset, &collation, &null, &extra, &precision, &r.col.ConnectionID, &dflt); err != nil {
 			return err
 		}
+		// MariaDB (10.2.7 and later) shows a default of NULL as the word
+		// NULL, a string default quoted, and no default as NULL; MySQL
+		// shows both of the first unquoted, so there only NULL says it.
+		r.col.DefaultNull = !dflt.Valid || l.c.flavor == MariaDB && dflt.String == "NULL"
 		r.col.Type = strings.ToLower(r.col.Type)
 		if isTemporal(r.col.Type) {
 			// An old-format column shows as "time(1) /* mariadb-5.3 */"

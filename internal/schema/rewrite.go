@@ -2,6 +2,7 @@ package schema
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -69,9 +70,9 @@ var notColumnNames = map[string]bool{
 //     SRID n and engine-defined `attr`=value are removed; PERSISTENT → STORED;
 //   - uuid, inet4, inet6 and spatial types become binary/blob stand-ins
 //     (their real type is kept in rewrite.types); SPATIAL KEY → KEY;
-//   - DEFAULT values are removed (the parser rejects many expression
-//     defaults); generated column expressions become (0) and CHECK
-//     expressions (1);
+//   - DEFAULT values become NULL, (CONNECTION_ID()) or 0 (the parser
+//     rejects many expression defaults; standInDefault); generated column
+//     expressions become (0) and CHECK expressions (1);
 //   - the table options of CREATE TABLE are cut down to its character set
 //     and collation (partitioning and engine options go).
 //
@@ -260,9 +261,9 @@ func removableIf(toks []token, i int, first string) bool {
 	return true
 }
 
-// rewriteDefault handles the DEFAULT at toks[i]: a column's DEFAULT value
-// is removed, the value of ALTER COLUMN ... SET DEFAULT becomes NULL, and
-// DEFAULT CHARSET, DROP DEFAULT and ON DELETE SET DEFAULT stay. It returns
+// rewriteDefault handles the DEFAULT at toks[i]: the value of a column's
+// DEFAULT or of ALTER COLUMN ... SET DEFAULT becomes its standInDefault,
+// and DEFAULT CHARSET, DROP DEFAULT and ON DELETE SET DEFAULT stay. It returns
 // the index of the last token it consumed.
 func rewriteDefault(e *editor, toks []token, i int) int {
 	if i+1 >= len(toks) {
@@ -281,11 +282,24 @@ func rewriteDefault(e *editor, toks []token, i int) int {
 		if i >= 2 && (toks[i-2].is("DELETE") || toks[i-2].is("UPDATE") || toks[i-2].is("CHARACTER")) {
 			return i
 		}
-		e.replace(i+1, end, "NULL")
+		e.replace(i+1, end, standInDefault(toks[i+1:end+1]))
 		return end
 	}
-	e.replace(i, end, "")
+	e.replace(i+1, end, standInDefault(toks[i+1:end+1]))
 	return end
+}
+
+// standInDefault is what a DEFAULT value becomes: something the parser
+// takes that keeps what the catalog reads of a default (whether it is
+// NULL, whether it calls CONNECTION_ID()), and nothing else.
+func standInDefault(value []token) string {
+	switch {
+	case len(value) == 1 && value[0].is("NULL"):
+		return "NULL"
+	case slices.ContainsFunc(value, func(t token) bool { return t.is("CONNECTION_ID") }):
+		return "(CONNECTION_ID())"
+	}
+	return "0"
 }
 
 // isTypePosition reports whether toks[i] stands where a column definition

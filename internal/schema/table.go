@@ -197,6 +197,11 @@ type Column struct {
 	// ConnectionID is true when the column's DEFAULT or generation
 	// expression calls CONNECTION_ID() (see ReadsConnectionID).
 	ConnectionID bool
+	// DefaultNull is true when the column has no default but NULL: no
+	// DEFAULT clause, DEFAULT NULL, or a default dropped. An INSERT that
+	// leaves a nullable such column out stores NULL in it (see
+	// LeftNull), which is what the statement's text then says of it.
+	DefaultNull bool
 	// Precision is the fractional seconds digits (0 to 6) of a TIME,
 	// DATETIME or TIMESTAMP column, 0 for other columns. The binary log
 	// does not carry it for MariaDB's old-format (5.3) temporal columns,
@@ -345,4 +350,12 @@ func (fk *ForeignKey) Cascades() bool {
 type ChildRef struct {
 	Child      TableName
 	ForeignKey ForeignKey
+}
+
+// LeftNull reports whether an INSERT that leaves the column out stores
+// NULL in it: a nullable column whose default is NULL, not generated.
+// (A trigger may still set it; callers that rely on this treat tables
+// with triggers apart.)
+func (c *Column) LeftNull() bool {
+	return c.Nullable && c.DefaultNull && !c.Generated
 }
