@@ -57,8 +57,9 @@ func statementCases(loadFile string) []fidelityCase {
 			"INSERT INTO ch VALUES (12, 1)", "UPDATE pa SET name = 'z' WHERE id IN (1, 2)",
 		}},
 		// A child whose parent's foreign key does not cascade: UPDATEs that
-		// keep their references, and INSERTs naming their parents, run by
-		// their rows' keys (an INSERT with its parent row's too); DELETEs
+		// keep their references, and INSERTs naming their parents or none
+		// (NULL, given or left out), run by their rows' keys (an INSERT with
+		// its parent row's too); DELETEs
 		// wait, and the parent's DELETE after them.
 		{name: "child_keys", stmts: []string{
 			"CREATE TABLE pa (id INT PRIMARY KEY, name VARCHAR(10))",
@@ -68,6 +69,7 @@ func statementCases(loadFile string) []fidelityCase {
 			"INSERT INTO pa (id, name) VALUES (3, 'c')", "INSERT INTO cn (id, pid, n) VALUES (12, 3, 0)",
 			"UPDATE pa SET name = 'cc' WHERE id = 3", "UPDATE cn SET n = n + 5 WHERE id = 12",
 			"INSERT INTO cn (id, pid, n) VALUES (13, NULL, 1)", "UPDATE cn SET n = n * 2 WHERE id IN (10, 12, 13)",
+			"INSERT INTO cn (id, n) VALUES (14, 2)", "UPDATE cn SET n = n + 3 WHERE id = 14", "UPDATE cn SET pid = 1 WHERE id = 14",
 		}},
 		// String keys (Laravel's sessions and cache tables): statements by
 		// a plain string run by their rows' keys, folded by the column's

@@ -43,9 +43,10 @@ import (
 // default, RESTRICT) two statements get keys: an UPDATE that assigns no
 // foreign key column, for which the server checks no foreign key and
 // whose row keeps the parent rows it references, and an INSERT whose rows
-// give each foreign key column a literal or NULL, whose rows also get the
-// keys of the parent rows they name, as a row image's change does (see
-// parents). A DELETE, a REPLACE (which deletes) and an UPDATE of a
+// give each foreign key column a literal or NULL (or leave out a nullable
+// one whose default is NULL, as Laravel's inserts of the attributes set
+// do), whose rows also get the keys of the parent rows they name, as a row
+// image's change does (see parents). A DELETE, a REPLACE (which deletes) and an UPDATE of a
 // reference are barriers: each frees a parent row that the text does not
 // name, and a later DELETE of that parent row must wait for it.
 //
@@ -242,8 +243,10 @@ func (x *Extractor) parents(st *binlog.Statement, p *tablePlan, tbl *schema.Tabl
 					ref.values[i] = v
 				case !ok && slices.Contains(w.Columns, name) && w.LeavesOut(r, name):
 					continue rows // NULL: the row references no parent row
+				case !ok && !slices.Contains(w.Columns, name) && col.LeftNull():
+					continue rows // left out, so NULL too (tables with triggers are barriers)
 				default:
-					return nil, false // left to its default, or not a literal
+					return nil, false // left to a default not NULL, or not a literal
 				}
 			}
 			refs = append(refs, ref)

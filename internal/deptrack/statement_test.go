@@ -32,6 +32,8 @@ CREATE TABLE ug (id INT PRIMARY KEY, n INT, g INT AS (n * 2) PERSISTENT, UNIQUE 
 CREATE TABLE pa (id INT PRIMARY KEY, name VARCHAR(10));
 CREATE TABLE ch (id INT PRIMARY KEY, pid INT, n INT, FOREIGN KEY (pid) REFERENCES pa (id) ON DELETE CASCADE);
 CREATE TABLE cn (id INT PRIMARY KEY, pid INT, n INT, FOREIGN KEY (pid) REFERENCES pa (id));
+CREATE TABLE cd (id INT PRIMARY KEY, pid INT DEFAULT 1, qid INT NOT NULL, n INT,
+  FOREIGN KEY (pid) REFERENCES pa (id), FOREIGN KEY (qid) REFERENCES pa (id));
 CREATE TABLE pc (id INT PRIMARY KEY, code INT, name VARCHAR(10), KEY code (code));
 CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc (code));
 `), "test.sql")
@@ -107,6 +109,9 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 	if ws := stmt("INSERT INTO cn (id, pid, n) VALUES (4, NULL, 0)"); ws.Barrier != CauseNone || len(ws.Keys) != 1 || intersects(ws.Keys, parent1.Keys) {
 		t.Errorf("INSERT of a child row that references nothing: barrier %v, keys %v; want its own key alone", ws.Barrier, ws.Keys)
 	}
+	if ws := stmt("INSERT INTO cn (id, n) VALUES (4, 0)"); ws.Barrier != CauseNone || len(ws.Keys) != 1 || intersects(ws.Keys, parent1.Keys) {
+		t.Errorf("INSERT of a child row that leaves its reference out (NULL): barrier %v, keys %v; want its own key alone", ws.Barrier, ws.Keys)
+	}
 	// String keys: a plain string keys as the row's value does, folded by
 	// the column's collation, in a session that reads strings as the
 	// parser does (and for an INSERT a strict one, which cuts nothing).
@@ -172,7 +177,8 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 		"DELETE FROM cn WHERE id = 1",                        // frees the parent row it references
 		"UPDATE cn SET pid = 2 WHERE id = 1",                 // so does a change of the reference
 		"REPLACE INTO cn (id, pid, n) VALUES (1, 1, 0)",      // and a REPLACE, which deletes
-		"INSERT INTO cn (id, n) VALUES (5, 0)",               // the reference left to its default
+		"INSERT INTO cd (id, qid, n) VALUES (5, 1, 0)",       // a reference left to its default, 1
+		"INSERT INTO cd (id, pid, n) VALUES (5, 1, 0)",       // one left out NOT NULL: refused, or 0 where not strict
 		"INSERT INTO cn (id, pid, n) VALUES (5, 1, 0) ON DUPLICATE KEY UPDATE pid = 2",
 		"INSERT INTO us (id) VALUES (4294967296)",   // above INT UNSIGNED: clipped or refused
 		"UPDATE sm SET n = 1 WHERE id = 40000",      // above SMALLINT
