@@ -59,8 +59,9 @@ func statementCases(loadFile string) []fidelityCase {
 		// A child whose parent's foreign key does not cascade: UPDATEs that
 		// keep their references, and INSERTs naming their parents or none
 		// (NULL, given or left out), run by their rows' keys (an INSERT with
-		// its parent row's too); DELETEs
-		// wait, and the parent's DELETE after them.
+		// its parent row's too), as do the parent's INSERTs, DELETEs and
+		// REPLACEs; the child's DELETEs wait, and the parent's DELETE after
+		// them.
 		{name: "child_keys", stmts: []string{
 			"CREATE TABLE pa (id INT PRIMARY KEY, name VARCHAR(10))",
 			"CREATE TABLE cn (id INT PRIMARY KEY, pid INT, n INT, FOREIGN KEY (pid) REFERENCES pa (id))",
@@ -70,6 +71,9 @@ func statementCases(loadFile string) []fidelityCase {
 			"UPDATE pa SET name = 'cc' WHERE id = 3", "UPDATE cn SET n = n + 5 WHERE id = 12",
 			"INSERT INTO cn (id, pid, n) VALUES (13, NULL, 1)", "UPDATE cn SET n = n * 2 WHERE id IN (10, 12, 13)",
 			"INSERT INTO cn (id, n) VALUES (14, 2)", "UPDATE cn SET n = n + 3 WHERE id = 14", "UPDATE cn SET pid = 1 WHERE id = 14",
+			"UPDATE cn SET pid = NULL, n = UUID_SHORT() % 7 WHERE id = 12", "DELETE FROM pa WHERE id = 3",
+			"INSERT INTO pa (id, name) VALUES (4, 'd')", "INSERT INTO cn (id, pid, n) VALUES (15, 4, 0)",
+			"REPLACE INTO pa (id, name) VALUES (5, 'e')", "REPLACE INTO pa (id, name) VALUES (5, 'f')",
 		}},
 		// String keys (Laravel's sessions and cache tables): statements by
 		// a plain string run by their rows' keys, folded by the column's

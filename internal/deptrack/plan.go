@@ -19,12 +19,13 @@ type tablePlan struct {
 	keys         []keyPlan // unique keys, referenced column lists, parent keys of foreign keys
 	columns      []bool    // the columns keys reads (see Extractor.Columns), once asked
 	// For statements (see statementKeys): others is set when the table has
-	// unique keys besides the primary key, or children. Only an UPDATE
-	// that keeps them gets keys then: one that assigns none of kept (their
-	// columns, lower case), on a table where keepable (no such key holds a
-	// generated column, every child references the primary key).
-	others, keepable bool
-	kept             []string
+	// unique keys besides the primary key (uniques), or children. A
+	// statement that keeps them gets keys then: one that assigns none of
+	// kept (their columns, lower case), on a table where keepable (no such
+	// key holds a generated column, every child references the primary
+	// key); and where uniques, only an UPDATE.
+	others, uniques, keepable bool
+	kept                      []string
 	// pk is the primary key's columns as statements key them, and pkKey
 	// its index in keys; pkKey is -1 where statements cannot key the table
 	// by it (no primary key, a prefix or WITHOUT OVERLAPS part, a column
@@ -135,7 +136,7 @@ func (p *tablePlan) forStatements(t *schema.Table, children []schema.ChildRef) {
 		if ix.Primary {
 			continue
 		}
-		p.others = true
+		p.others, p.uniques = true, true
 		for _, c := range ix.Columns {
 			p.kept = append(p.kept, strings.ToLower(t.Columns[c].Name))
 			p.keepable = p.keepable && !t.Columns[c].Generated

@@ -34,7 +34,10 @@ import (
 // generated, and children whose foreign keys reference its primary key,
 // which it never assigns. The row's values of those keys stay, so
 // whatever the UPDATE conflicts with writes the same row, or references
-// it, and has its key.
+// it, and has its key. On a table with such children (a parent) and no
+// other unique key, an INSERT gets keys too, and a DELETE or REPLACE
+// where no child's foreign key cascades (RESTRICT, the default): a child
+// row that references the row, before or after, carries the row's key.
 //
 // A child table's rows reference parent rows. Where a parent's foreign key
 // cascades into the table (ON DELETE or ON UPDATE CASCADE, SET NULL, SET
@@ -107,8 +110,14 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 	if p.pkKey < 0 {
 		return "", false
 	}
-	if p.others && (w.Insert || len(w.Set) == 0 || !p.keepable || slices.ContainsFunc(w.Set, func(c string) bool { return slices.Contains(p.kept, c) })) {
-		return "", false // only an UPDATE keeps the other unique keys' and the children's values
+	if p.others && (!p.keepable || slices.ContainsFunc(w.Set, func(c string) bool { return slices.Contains(p.kept, c) })) {
+		return "", false // it changes values other unique keys hold, or children may reference
+	}
+	if p.uniques && (w.Insert || len(w.Set) == 0) {
+		return "", false // an INSERT takes other unique values, a DELETE frees them
+	}
+	if (w.Replace || !w.Insert && len(w.Set) == 0) && len(p.cascades) > 0 {
+		return "", false // a DELETE, or REPLACE's, cascades into rows the text does not name
 	}
 	for _, c := range p.pk {
 		if slices.Contains(w.Set, c.name) {

@@ -32,6 +32,8 @@ CREATE TABLE ug (id INT PRIMARY KEY, n INT, g INT AS (n * 2) PERSISTENT, UNIQUE 
 CREATE TABLE pa (id INT PRIMARY KEY, name VARCHAR(10));
 CREATE TABLE ch (id INT PRIMARY KEY, pid INT, n INT, FOREIGN KEY (pid) REFERENCES pa (id) ON DELETE CASCADE);
 CREATE TABLE cn (id INT PRIMARY KEY, pid INT, n INT, FOREIGN KEY (pid) REFERENCES pa (id));
+CREATE TABLE po (id INT PRIMARY KEY, n INT);
+CREATE TABLE li (id INT PRIMARY KEY, oid INT, FOREIGN KEY (oid) REFERENCES po (id));
 CREATE TABLE cd (id INT PRIMARY KEY, pid INT DEFAULT 1, qid INT NOT NULL, n INT,
   FOREIGN KEY (pid) REFERENCES pa (id), FOREIGN KEY (qid) REFERENCES pa (id));
 CREATE TABLE pc (id INT PRIMARY KEY, code INT, name VARCHAR(10), KEY code (code));
@@ -109,6 +111,21 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 	if ws := stmt("INSERT INTO cn (id, pid, n) VALUES (4, NULL, 0)"); ws.Barrier != CauseNone || len(ws.Keys) != 1 || intersects(ws.Keys, parent1.Keys) {
 		t.Errorf("INSERT of a child row that references nothing: barrier %v, keys %v; want its own key alone", ws.Barrier, ws.Keys)
 	}
+	// A parent whose children reference its primary key: an INSERT names
+	// the row a child's reference to it carries the key of; so does a
+	// DELETE or REPLACE where no child's foreign key cascades.
+	if ws := stmt("INSERT INTO pa (id, name) VALUES (2, 'c')"); ws.Barrier != CauseNone || len(ws.Keys) != 1 {
+		t.Errorf("INSERT of a parent row: barrier %v, keys %v; want the row's key", ws.Barrier, ws.Keys)
+	} else if child2 := extract(x, rows(cat, "cn", binlog.Insert, []any{int32(8), int32(2), int32(0)})); !intersects(ws.Keys, child2.Keys) {
+		t.Errorf("INSERT of a parent row: keys %v, not the key its child row references (%v)", ws.Keys, child2.Keys)
+	}
+	order := extract(x, rows(cat, "po", binlog.Insert, []any{int32(4), int32(0)}))
+	line := extract(x, rows(cat, "li", binlog.Insert, []any{int32(1), int32(4)}))
+	for _, q := range []string{"DELETE FROM po WHERE id = 4", "REPLACE INTO po (id, n) VALUES (4, 1)", "INSERT INTO po (id, n) VALUES (4, 1)"} {
+		if ws := stmt(q); ws.Barrier != CauseNone || !intersects(ws.Keys, order.Keys) || !intersects(ws.Keys, line.Keys) {
+			t.Errorf("%s (children RESTRICT): barrier %v, keys %v; want the row's (%v), which its child's change carries (%v)", q, ws.Barrier, ws.Keys, order.Keys, line.Keys)
+		}
+	}
 	if ws := stmt("INSERT INTO cn (id, n) VALUES (4, 0)"); ws.Barrier != CauseNone || len(ws.Keys) != 1 || intersects(ws.Keys, parent1.Keys) {
 		t.Errorf("INSERT of a child row that leaves its reference out (NULL): barrier %v, keys %v; want its own key alone", ws.Barrier, ws.Keys)
 	}
@@ -172,7 +189,9 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 		"UPDATE ug SET n = 1 WHERE id = 5",                   // a generated column of a unique key follows n
 		"UPDATE pc SET name = 'b' WHERE id = 1",              // ch2 references code, whose value the statement does not say
 		"DELETE FROM pa WHERE id = 1",                        // ch's rows reference it
-		"INSERT INTO pa (id, name) VALUES (2, 'c')",          // ch's rows may come to reference it
+		"DELETE FROM pa WHERE id = 2",                        // ch's rows reference it, and cascade
+		"REPLACE INTO pa (id, name) VALUES (2, 'c')",         // so does REPLACE's delete
+		"INSERT INTO pc (id, code, name) VALUES (2, 3, 'c')", // ch2 references code, not the key
 		"UPDATE ch SET n = 1 WHERE id = 1",                   // a cascade from pa may change the row
 		"DELETE FROM cn WHERE id = 1",                        // frees the parent row it references
 		"UPDATE cn SET pid = 2 WHERE id = 1",                 // so does a change of the reference
