@@ -94,6 +94,22 @@ func statementCases(loadFile string) []fidelityCase {
 			"SET sql_mode = ''", "INSERT INTO sessions (id, payload, last_activity) VALUES ('0123456789012345678901234567890123456789xyz', 'cut', 6)", "SET sql_mode = DEFAULT",
 			"UPDATE sessions SET payload = 'long' WHERE id = '0123456789012345678901234567890123456789'",
 		}},
+		// Another unique key (users' email): an INSERT runs by its row and
+		// the email it takes, after the change that freed that email (a
+		// row image, by UUID()), as the collation compares them; a user
+		// without one (NULL) takes none. REPLACE, ON DUPLICATE KEY UPDATE
+		// and DELETE wait.
+		{name: "unique_inserts", stmts: []string{
+			"CREATE TABLE users (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, email VARCHAR(100), name VARCHAR(40), " +
+				"UNIQUE KEY users_email_unique (email)) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
+			"INSERT INTO users (email, name) VALUES ('a@x.org', 'a')", "INSERT INTO users (email, name) VALUES ('b@x.org', 'b')",
+			"UPDATE users SET email = CONCAT('old-', UUID()) WHERE id = 1", "INSERT INTO users (email, name) VALUES ('A@x.org', 'c')",
+			"UPDATE users SET email = IF(UUID() IS NULL, 'n@x.org', 'c@x.org') WHERE id = 2", "INSERT INTO users (email, name) VALUES ('b@x.org', 'd')",
+			"INSERT INTO users (name) VALUES ('e'), ('f')", "UPDATE users SET name = 'ee' WHERE id = 5",
+			"REPLACE INTO users (id, email, name) VALUES (7, 'c@x.org', 'g')",
+			"INSERT INTO users (id, email, name) VALUES (8, 'b@x.org', 'h') ON DUPLICATE KEY UPDATE name = 'hh'",
+			"DELETE FROM users WHERE id = 3", "INSERT INTO users (email, name) VALUES ('a@x.org', 'i')",
+		}},
 		// UNSIGNED keys (Laravel's BIGINT UNSIGNED AUTO_INCREMENT) run by
 		// their rows' keys: an INT UNSIGNED row above 2^31, which a row
 		// image without signedness decodes negative (UUID() makes MIXED log

@@ -23,9 +23,13 @@ type tablePlan struct {
 	// statement that keeps them gets keys then: one that assigns none of
 	// kept (their columns, lower case), on a table where keepable (no such
 	// key holds a generated column, every child references the primary
-	// key); and where uniques, only an UPDATE.
+	// key); and where uniques, an UPDATE, or an INSERT that gives those
+	// keys' values.
 	others, uniques, keepable bool
 	kept                      []string
+	// uniqueKeys are the indexes in keys of the other unique keys (-1 for
+	// one not hashed), which an INSERT's rows key by their values.
+	uniqueKeys []int
 	// pk is the primary key's columns as statements key them, and pkKey
 	// its index in keys; pkKey is -1 where statements cannot key the table
 	// by it (no primary key, a prefix or WITHOUT OVERLAPS part, a column
@@ -137,6 +141,7 @@ func (p *tablePlan) forStatements(t *schema.Table, children []schema.ChildRef) {
 			continue
 		}
 		p.others, p.uniques = true, true
+		p.uniqueKeys = append(p.uniqueKeys, slices.IndexFunc(p.keys, func(k keyPlan) bool { return k.name == ix.Name }))
 		for _, c := range ix.Columns {
 			p.kept = append(p.kept, strings.ToLower(t.Columns[c].Name))
 			p.keepable = p.keepable && !t.Columns[c].Generated

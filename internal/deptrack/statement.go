@@ -20,22 +20,25 @@ import (
 // and t is a table whose rows nothing else ties: a primary key of integers
 // or strings (each value a literal that keys as the row's value does: an
 // integer in its column's range, which the server would otherwise clip, a
-// plain string, see literalKind) that is its only unique key (a row's other unique values would
-// be unknown: a DELETE frees them, an INSERT could take them), no foreign
-// key (but see below), no trigger (which writes other rows on the
-// replica, where a statement's triggers run). Such a statement gets the
-// keys a row-format change of those rows gets, so it runs in parallel
-// with what does not touch them; any other is a barrier (CauseStatement).
-// The primary key's values are never changed (an UPDATE that assigns a
-// key column is a barrier).
+// plain string, see literalKind) that is its only unique key (a row's
+// other unique values would be unknown: a DELETE frees them; but see
+// below), no foreign key (but see below), no trigger (which writes other
+// rows on the replica, where a statement's triggers run). Such a
+// statement gets the keys a row-format change of those rows gets, so it
+// runs in parallel with what does not touch them; any other is a barrier
+// (CauseStatement). The primary key's values are never changed (an
+// UPDATE that assigns a key column is a barrier).
 //
-// An UPDATE keeps more of the row: its table may also have other unique
-// keys, when it assigns none of their columns and none of them is
-// generated, and children whose foreign keys reference its primary key,
-// which it never assigns. The row's values of those keys stay, so
-// whatever the UPDATE conflicts with writes the same row, or references
-// it, and has its key. On a table with such children (a parent) and no
-// other unique key, an INSERT gets keys too, and a DELETE or REPLACE
+// A table may also have other unique keys none of whose columns is
+// generated, and children whose foreign keys reference its primary key
+// (a parent). An UPDATE that assigns none of those unique keys' columns
+// keeps the row's values of them, and a child row's reference to the row
+// carries the row's key; so whatever the UPDATE conflicts with writes the
+// same row, or references it, and has its key. An INSERT (not REPLACE,
+// nor ON DUPLICATE KEY UPDATE, which may change the row holding a
+// duplicate) whose rows give the other unique keys' columns literals or
+// NULL takes those values, and gets their keys too (see rowKeys). A
+// DELETE or REPLACE gets keys on a parent without other unique keys
 // where no child's foreign key cascades (RESTRICT, the default): a child
 // row that references the row, before or after, carries the row's key.
 //
@@ -113,8 +116,27 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 	if p.others && (!p.keepable || slices.ContainsFunc(w.Set, func(c string) bool { return slices.Contains(p.kept, c) })) {
 		return "", false // it changes values other unique keys hold, or children may reference
 	}
+	var uniques []keyValues
 	if p.uniques && (w.Insert || len(w.Set) == 0) {
-		return "", false // an INSERT takes other unique values, a DELETE frees them
+		// A DELETE or REPLACE frees other unique values its text does not
+		// say, and ON DUPLICATE KEY UPDATE may change a row the text does
+		// not name (the one holding a duplicate); a plain INSERT takes the
+		// values its rows give, and gets their keys.
+		if !w.Insert || w.Replace || len(w.Set) > 0 {
+			return "", false
+		}
+		for _, k := range p.uniqueKeys {
+			if k < 0 {
+				return "", false
+			}
+			ts, ok := rowKeys(st, tbl, p, &w, k)
+			if !ok {
+				return "", false
+			}
+			for _, t := range ts {
+				uniques = append(uniques, keyValues{key: k, values: t})
+			}
+		}
 	}
 	if (w.Replace || !w.Insert && len(w.Set) == 0) && len(p.cascades) > 0 {
 		return "", false // a DELETE, or REPLACE's, cascades into rows the text does not name
@@ -143,7 +165,7 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 	for _, t := range tuples {
 		x.addValues(ws, &p.keys[p.pkKey], t)
 	}
-	for _, r := range refs {
+	for _, r := range append(refs, uniques...) {
 		x.addValues(ws, &p.keys[r.key], r.values)
 	}
 	if len(p.pk) == 1 && p.pk[0].merges {
@@ -207,9 +229,10 @@ func pinnedKeys(st *binlog.Statement, tbl *schema.Table, p *tablePlan, w *schema
 	return tuples, true
 }
 
-// parentRef is a parent row a statement's row references: the values of
-// key plan key (a foreign key's parent key).
-type parentRef struct {
+// keyValues are the values a statement's row gives key plan key: a
+// foreign key's parent key (the parent row it references), or another
+// unique key.
+type keyValues struct {
 	key    int
 	values []literal
 }
@@ -218,14 +241,14 @@ type parentRef struct {
 // tbl, whose plan is p, and returns the parent rows the rows it inserts
 // reference; false when the statement is a barrier (see the comment at
 // the top). A table without foreign keys passes with none.
-func (x *Extractor) parents(st *binlog.Statement, p *tablePlan, tbl *schema.Table, w *schema.Writes) ([]parentRef, bool) {
+func (x *Extractor) parents(st *binlog.Statement, p *tablePlan, tbl *schema.Table, w *schema.Writes) ([]keyValues, bool) {
 	if len(tbl.ForeignKeys) == 0 {
 		return nil, true
 	}
 	if p.cascadeChild || w.Replace || (!w.Insert && len(w.Set) == 0) {
 		return nil, false
 	}
-	var refs []parentRef
+	var refs []keyValues
 	for f, fk := range tbl.ForeignKeys {
 		for _, c := range fk.Columns {
 			col := &tbl.Columns[c]
@@ -240,28 +263,46 @@ func (x *Extractor) parents(st *binlog.Statement, p *tablePlan, tbl *schema.Tabl
 		if k < 0 {
 			return nil, false
 		}
-	rows:
-		for r, row := range w.Rows {
-			ref := parentRef{key: k, values: make([]literal, len(p.keys[k].cols))}
-			for i, c := range p.keys[k].cols {
-				col := &tbl.Columns[c]
-				name := strings.ToLower(col.Name)
-				v, ok := rowLiteral(st, literalKind(col), name, row, len(w.Rows))
-				switch {
-				case ok && inRange(col, v):
-					ref.values[i] = v
-				case !ok && slices.Contains(w.Columns, name) && w.LeavesOut(r, name):
-					continue rows // NULL: the row references no parent row
-				case !ok && !slices.Contains(w.Columns, name) && col.LeftNull():
-					continue rows // left out, so NULL too (tables with triggers are barriers)
-				default:
-					return nil, false // left to a default not NULL, or not a literal
-				}
-			}
-			refs = append(refs, ref)
+		tuples, ok := rowKeys(st, tbl, p, w, k)
+		if !ok {
+			return nil, false
+		}
+		for _, t := range tuples {
+			refs = append(refs, keyValues{key: k, values: t})
 		}
 	}
 	return refs, true
+}
+
+// rowKeys are the values the rows of INSERT w, which st logged, give key
+// k of tbl's plan p, a tuple per row: each a literal of its column's kind
+// in its range. A row that leaves a column of the key NULL (given, or left
+// out where its default is NULL) has none, as no unique check nor foreign
+// key meets it; false when a row gives one anything else. (Tables with
+// triggers, which could set it, are barriers.)
+func rowKeys(st *binlog.Statement, tbl *schema.Table, p *tablePlan, w *schema.Writes, k int) ([][]literal, bool) {
+	var tuples [][]literal
+rows:
+	for r, row := range w.Rows {
+		t := make([]literal, len(p.keys[k].cols))
+		for i, c := range p.keys[k].cols {
+			col := &tbl.Columns[c]
+			name := strings.ToLower(col.Name)
+			v, ok := rowLiteral(st, literalKind(col), name, row, len(w.Rows))
+			switch {
+			case ok && inRange(col, v):
+				t[i] = v
+			case !ok && slices.Contains(w.Columns, name) && w.LeavesOut(r, name):
+				continue rows // NULL
+			case !ok && !slices.Contains(w.Columns, name) && col.LeftNull():
+				continue rows // left out, so NULL too
+			default:
+				return nil, false // left to a default not NULL, or not a literal
+			}
+		}
+		tuples = append(tuples, t)
+	}
+	return tuples, true
 }
 
 // generatedKeys tells which values the primary key's AUTO_INCREMENT

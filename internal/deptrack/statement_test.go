@@ -71,6 +71,22 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 	if ws := stmt("UPDATE users SET n = n + 1 WHERE id = 5"); ws.Barrier != CauseNone || !intersects(ws.Keys, user5.Keys) {
 		t.Errorf("UPDATE of a column outside the unique keys: barrier %v, keys %v; want row 5's (%v)", ws.Barrier, ws.Keys, user5.Keys)
 	}
+	// An INSERT that gives the other unique keys' values takes them: their
+	// keys, which a row image of another row holding them has (a DELETE
+	// that frees one, say); one that leaves them NULL takes none.
+	user7 := extract(x, rows(cat, "users", binlog.Insert, []any{int32(7), "c@d", int32(1)}))
+	if ws := stmtIn(strictMode, "INSERT INTO users (id, email, n) VALUES (6, 'a@b', 1)"); ws.Barrier != CauseNone || len(ws.Keys) != 2 ||
+		!intersects(ws.Keys, user5.Keys) || intersects(ws.Keys, user7.Keys) {
+		t.Errorf("INSERT of a row with another unique key: barrier %v, keys %v; want its own and email a@b's (of %v)", ws.Barrier, ws.Keys, user5.Keys)
+	}
+	uq2 := extract(x, rows(cat, "uq", binlog.Delete, []any{int32(3), int32(2)}))
+	if ws := stmt("INSERT INTO uq (id, u) VALUES (1, 2)"); ws.Barrier != CauseNone || len(ws.Keys) != 2 || !intersects(ws.Keys, uq2.Keys) {
+		t.Errorf("INSERT taking u = 2: barrier %v, keys %v; want its own and u = 2's (of %v)", ws.Barrier, ws.Keys, uq2.Keys)
+	}
+	if ws := stmt("INSERT INTO users (id, n) VALUES (6, 1), (8, 2)"); ws.Barrier != CauseNone || len(ws.Keys) != 2 ||
+		intersects(ws.Keys, user5.Keys) || intersects(ws.Keys, user7.Keys) {
+		t.Errorf("INSERT leaving another unique key NULL: barrier %v, keys %v; want the rows' own", ws.Barrier, ws.Keys)
+	}
 	// An UPDATE of a parent that keeps what its children reference.
 	parent1 := extract(x, rows(cat, "pa", binlog.Insert, []any{int32(1), "a"}))
 	child := extract(x, rows(cat, "ch", binlog.Insert, []any{int32(9), int32(1), int32(0)}))
@@ -185,7 +201,13 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 		"UPDATE uq SET u = 1 WHERE id = 1",                   // another unique key
 		"UPDATE users SET email = 'c@d', n = 2 WHERE id = 5", // changes another unique key
 		"DELETE FROM users WHERE id = 5",                     // frees the row's other unique values
-		"INSERT INTO users (id, n) VALUES (6, 1)",            // takes some
+		"INSERT INTO users (id, email) VALUES (6, 'a@b')",    // not strict: the server may cut the string
+		"INSERT INTO users (id, email) VALUES (6, LOWER('a@b'))",
+		"INSERT INTO users (id, email, n) VALUES (6, 'a@b', 1) ON DUPLICATE KEY UPDATE n = 2", // may change row 5
+		"INSERT INTO ug (id, n) VALUES (6, 1)",                                                // takes a generated unique value
+		"REPLACE INTO uq (id, u) VALUES (1, 2)",                                               // deletes the row holding u = 2
+		"INSERT INTO uq (id, u) VALUES (1, 2) ON DUPLICATE KEY UPDATE u = u",
+		"DELETE FROM uq WHERE id = 1",                        // frees its u
 		"UPDATE ug SET n = 1 WHERE id = 5",                   // a generated column of a unique key follows n
 		"UPDATE pc SET name = 'b' WHERE id = 1",              // ch2 references code, whose value the statement does not say
 		"DELETE FROM pa WHERE id = 1",                        // ch's rows reference it
