@@ -74,6 +74,8 @@ func statementCases(loadFile string) []fidelityCase {
 			"UPDATE cn SET pid = NULL, n = UUID_SHORT() % 7 WHERE id = 12", "DELETE FROM pa WHERE id = 3",
 			"INSERT INTO pa (id, name) VALUES (4, 'd')", "INSERT INTO cn (id, pid, n) VALUES (15, 4, 0)",
 			"REPLACE INTO pa (id, name) VALUES (5, 'e')", "REPLACE INTO pa (id, name) VALUES (5, 'f')",
+			"INSERT INTO pa (id, name) VALUES (6, 'g')", "DELETE FROM pa WHERE id = 6", "INSERT INTO pa (id, name) VALUES (6, 'h')",
+			"INSERT INTO cn (id, pid, n) VALUES (16, 6, 0)",
 		}},
 		// String keys (Laravel's sessions and cache tables): statements by
 		// a plain string run by their rows' keys, folded by the column's

@@ -168,9 +168,13 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 	for _, r := range append(refs, uniques...) {
 		x.addValues(ws, &p.keys[r.key], r.values)
 	}
-	if len(p.pk) == 1 && p.pk[0].merges {
+	if len(p.pk) == 1 && p.pk[0].merges && !(p.parent && (w.Insert || len(w.Set) == 0)) {
 		return p.pk[0].name, true // stmtmerge merges statements by a key of one column
 	}
+	// A parent's INSERT, DELETE and REPLACE are not merged: stmtmerge
+	// orders a table's statements by their rows alone, and could move a
+	// child's INSERT before the INSERT of the row it references, or a
+	// parent row's DELETE after a child's INSERT that references it anew.
 	return "", true
 }
 

@@ -135,6 +135,10 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 	} else if child2 := extract(x, rows(cat, "cn", binlog.Insert, []any{int32(8), int32(2), int32(0)})); !intersects(ws.Keys, child2.Keys) {
 		t.Errorf("INSERT of a parent row: keys %v, not the key its child row references (%v)", ws.Keys, child2.Keys)
 	}
+	if ws := stmt("INSERT INTO pa (id, name) VALUES (2, 'c')", "UPDATE pa SET name = 'd' WHERE id = 2"); len(ws.Statements) != 1 ||
+		ws.Statements[0].Index != 1 || ws.Statements[0].Column != "id" {
+		t.Errorf("a parent's INSERT and UPDATE: mergeable %+v; want the UPDATE alone, by id", ws.Statements)
+	}
 	order := extract(x, rows(cat, "po", binlog.Insert, []any{int32(4), int32(0)}))
 	line := extract(x, rows(cat, "li", binlog.Insert, []any{int32(1), int32(4)}))
 	for _, q := range []string{"DELETE FROM po WHERE id = 4", "REPLACE INTO po (id, n) VALUES (4, 1)", "INSERT INTO po (id, n) VALUES (4, 1)"} {
