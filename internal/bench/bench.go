@@ -222,7 +222,7 @@ func (b *benchmark) apply(ctx context.Context, c *cluster, a Apply, bl *Backlog,
 	began := time.Now()
 	err := snap.restore(ctx, srv)
 	if err == nil && b.cfg.Warm {
-		err = warm(ctx, srv, b.cfg.Tables)
+		err = warm(ctx, srv, b.cfg.Tables, usesApp(b.cfg.Workloads))
 	}
 	if err == nil {
 		// The restore left the copied data directory in the page cache as

@@ -145,6 +145,11 @@ func (c *cluster) prepare(ctx context.Context, dir string) (*loaded, error) {
 	if err := sysbenchPrepare(ctx, c.source, c.cfg.Tables, c.cfg.TableSize); err != nil {
 		return nil, err
 	}
+	if usesApp(c.cfg.Workloads) {
+		if err := c.source.Exec(ctx, appSchema...); err != nil {
+			return nil, err
+		}
+	}
 	files, err := rotate(ctx, c.source)
 	if err != nil {
 		return nil, err
@@ -222,7 +227,8 @@ func checksums(ctx context.Context, s *sandbox.Server, tables int) (map[string]s
 	return sums, nil
 }
 
-// warm reads every sbtest table (primary key and k index) into the buffer
+// warm reads every sbtest table (primary key and k index, and the app
+// workload's tables where app) into the buffer
 // pool, so that a run starts with the cache a running server has, and
 // gives the server its first write transaction since it started, which a
 // running server has long had too. That first write costs the server a
@@ -232,11 +238,14 @@ func checksums(ctx context.Context, s *sandbox.Server, tables int) (map[string]s
 // without this paraply would pay it inside its time, creating its first
 // bookkeeping table. The write goes to a table of its own, out of the
 // binary log, and leaves nothing behind.
-func warm(ctx context.Context, s *sandbox.Server, tables int) error {
+func warm(ctx context.Context, s *sandbox.Server, tables int, app bool) error {
 	var qs []string
 	for i := 1; i <= tables; i++ {
 		qs = append(qs, fmt.Sprintf("SELECT SUM(CRC32(c)) FROM sbtest.sbtest%d", i),
 			fmt.Sprintf("SELECT SUM(k) FROM sbtest.sbtest%d FORCE INDEX (k_%d)", i, i))
+	}
+	if app {
+		qs = append(qs, appWarm...)
 	}
 	qs = append(qs, "SET SESSION sql_log_bin = 0",
 		"CREATE DATABASE "+warmSchema,

@@ -19,6 +19,9 @@ type Workload struct {
 	Script string `json:"script"`
 	// Args are extra sysbench options, e.g. --rand-type=pareto.
 	Args []string `json:"args,omitempty"`
+	// OnRequest leaves the workload out of the default run: it runs when
+	// -workloads names it.
+	OnRequest bool `json:"-"`
 }
 
 // Workloads are the workloads the benchmark knows, in report order.
@@ -31,6 +34,9 @@ var Workloads = []Workload{
 	// writeset replica and that commit-order cannot tell apart from any
 	// other.
 	{Name: "hot_rows", Script: "oltp_update_index", Args: []string{"--rand-type=pareto"}},
+	// A web application's writes (Laravel's users, posts and comments):
+	// string and unique keys, parent and child tables (app.lua).
+	{Name: "app", Script: appScript, OnRequest: true},
 }
 
 // Config says what to measure and where to put the results. Default and
@@ -144,8 +150,14 @@ func Default() Config {
 	applies = append(applies, Apply{Kind: Ceiling, Threads: CeilingClients})
 	// Point-in-time recovery of the same files onto the same snapshot.
 	applies = append(applies, Apply{Kind: MariadbBinlog}, Apply{Kind: ParaplyApply, Threads: 16})
+	var defaults []Workload
+	for _, w := range Workloads {
+		if !w.OnRequest {
+			defaults = append(defaults, w)
+		}
+	}
 	return Config{
-		Workloads:    Workloads,
+		Workloads:    defaults,
 		Clients:      []int{1, 16},
 		Applies:      applies,
 		Events:       40000,

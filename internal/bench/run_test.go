@@ -27,10 +27,12 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestRunTiny runs the whole benchmark on a tiny backlog: three servers,
-// one backlog, a run of each kind, every run verified, and the output
-// files.
-func TestRunTiny(t *testing.T) {
+// tinyConfig skips the test where it cannot start servers, builds
+// paraply, and returns a configuration of one backlog of workload from one
+// client, events transactions on tables x size rows, applied by applies,
+// every run verified.
+func tinyConfig(t *testing.T, workload string, tables, size, events int, applies string) Config {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts three MariaDB servers and builds paraply")
 	}
@@ -43,14 +45,23 @@ func TestRunTiny(t *testing.T) {
 		t.Fatalf("building paraply: %v\n%s", err, out)
 	}
 	cfg := Quick()
-	cfg.Tables, cfg.TableSize, cfg.Events = 2, 500, 200
-	cfg.Workloads = []Workload{mustWorkload("write_only")}
+	cfg.Tables, cfg.TableSize, cfg.Events = tables, size, events
+	cfg.Workloads = []Workload{mustWorkload(workload)}
 	cfg.Clients = []int{1}
-	cfg.Applies = mustApplies("native-single,native-4-optimistic,native-single-receive,paraply-1-serial-nobatch,paraply-4-writeset-nobatch,paraply-auto-writeset,ceiling-4,mariadb-binlog,apply-4")
+	cfg.Applies = mustApplies(applies)
 	cfg.BufferPoolMB = 64
 	cfg.Verify = VerifyAll
 	cfg.Paraply, cfg.OutDir = paraply, filepath.Join(dir, "out")
 	cfg.Progress, cfg.Out = logWriter{t}, nil
+	return cfg
+}
+
+// TestRunTiny runs the whole benchmark on a tiny backlog: three servers,
+// one backlog, a run of each kind, every run verified, and the output
+// files.
+func TestRunTiny(t *testing.T) {
+	cfg := tinyConfig(t, "write_only", 2, 500, 200,
+		"native-single,native-4-optimistic,native-single-receive,paraply-1-serial-nobatch,paraply-4-writeset-nobatch,paraply-auto-writeset,ceiling-4,mariadb-binlog,apply-4")
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +105,32 @@ func TestRunTiny(t *testing.T) {
 	for _, f := range []string{"results.json", "results.md", "chart-write_only.svg"} {
 		if _, err := os.Stat(filepath.Join(cfg.OutDir, f)); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestRunApp runs the app workload (app.lua on appSchema's tables) on a
+// small backlog: MariaDB's replica and paraply's defaults each apply all
+// of it, and both end as the source (verified, the app's tables with
+// sysbench's).
+func TestRunApp(t *testing.T) {
+	cfg := tinyConfig(t, "app", 1, 100, 300, "native-single,paraply-auto-writeset")
+	cfg.Durable = []bool{false}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Backlogs) != 1 || res.Backlogs[0].Transactions != 300 {
+		t.Fatalf("backlogs %+v, want one of 300 transactions", res.Backlogs)
+	}
+	for _, r := range res.Backlogs[0].Runs {
+		switch {
+		case !r.ok():
+			t.Errorf("%s failed: %s", r.Config, r.Error)
+		case r.Verified == nil || !*r.Verified:
+			t.Errorf("%s was not verified equal", r.Config)
+		case r.Transactions != 300:
+			t.Errorf("%s applied %d transactions, want 300", r.Config, r.Transactions)
 		}
 	}
 }

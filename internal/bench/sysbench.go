@@ -31,8 +31,12 @@ func sysbenchRun(ctx context.Context, srv *sandbox.Server, w Workload, tables, s
 		"--events=" + strconv.Itoa(events), "--time=0", "--report-interval=0",
 	}
 	args = append(append(args, w.Args...), "run")
+	script, err := scriptPath(w.Script)
+	if err != nil {
+		return sysbenchResult{}, err
+	}
 	began := time.Now()
-	out, err := srv.Sysbench(ctx, w.Script, args...).CombinedOutput()
+	out, err := srv.Sysbench(ctx, script, args...).CombinedOutput()
 	wall := time.Since(began).Seconds()
 	if err != nil {
 		if ctx.Err() != nil {
