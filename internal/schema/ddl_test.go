@@ -537,3 +537,32 @@ func TestApplyDDLServerCollation(t *testing.T) {
 		t.Error("CascadeReach of a table without children is not empty")
 	}
 }
+
+// TestRewrittenDefaults: a statement the parser needs rewritten (here
+// for its INVISIBLE column and UUID type) keeps what the catalog reads of
+// each default: NULL or not, and whether it calls CONNECTION_ID().
+func TestRewrittenDefaults(t *testing.T) {
+	c := NewCatalog()
+	for _, q := range []string{
+		"CREATE DATABASE db",
+		"CREATE TABLE db.t (id INT PRIMARY KEY, u UUID, i INT INVISIBLE, conn BIGINT DEFAULT (CONNECTION_ID() + 1), " +
+			"five INT DEFAULT 5, none INT DEFAULT NULL, bare INT, ts DATETIME DEFAULT current_timestamp())",
+		"ALTER TABLE db.t ADD COLUMN j INT INVISIBLE, ALTER COLUMN five SET DEFAULT NULL, ALTER COLUMN none SET DEFAULT 7",
+	} {
+		if _, err := c.ApplyDDL("", q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	tb := c.Table("db", "t")
+	for _, want := range []struct {
+		col                       string
+		connectionID, defaultNull bool
+	}{
+		{"conn", true, false}, {"five", false, true}, {"none", false, false}, {"bare", false, true}, {"ts", false, false}, {"u", false, true},
+	} {
+		col := tb.Columns[tb.ColumnIndex(want.col)]
+		if col.ConnectionID != want.connectionID || col.DefaultNull != want.defaultNull {
+			t.Errorf("%s: ConnectionID %v, DefaultNull %v; want %v, %v", want.col, col.ConnectionID, col.DefaultNull, want.connectionID, want.defaultNull)
+		}
+	}
+}
