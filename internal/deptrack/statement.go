@@ -296,8 +296,8 @@ rows:
 			switch {
 			case ok && inRange(col, v):
 				t[i] = v
-			case !ok && slices.Contains(w.Columns, name) && w.LeavesOut(r, name):
-				continue rows // NULL
+			case !ok && col.Nullable && slices.Contains(w.Columns, name) && w.LeavesOut(r, name):
+				continue rows // NULL (which a NOT NULL column of a multi-row INSERT, not strict, stores as 0 or '')
 			case !ok && !slices.Contains(w.Columns, name) && col.LeftNull():
 				continue rows // left out, so NULL too
 			default:

@@ -16,6 +16,7 @@ func TestStatementKeys(t *testing.T) {
 CREATE TABLE s (id INT PRIMARY KEY, k INT, c VARCHAR(10), KEY k (k));
 CREATE TABLE s2 (a INT, b BIGINT, v INT, PRIMARY KEY (a, b));
 CREATE TABLE uq (id INT PRIMARY KEY, u INT, UNIQUE KEY u (u));
+CREATE TABLE un (id INT PRIMARY KEY, u INT NOT NULL, UNIQUE KEY u (u));
 CREATE TABLE us (id INT UNSIGNED PRIMARY KEY, n INT);
 CREATE TABLE ub (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, n INT);
 CREATE TABLE sm (id SMALLINT PRIMARY KEY, n INT);
@@ -209,7 +210,9 @@ CREATE TABLE ch2 (id INT PRIMARY KEY, code INT, FOREIGN KEY (code) REFERENCES pc
 		"INSERT INTO users (id, email) VALUES (6, LOWER('a@b'))",
 		"INSERT INTO users (id, email, n) VALUES (6, 'a@b', 1) ON DUPLICATE KEY UPDATE n = 2", // may change row 5
 		"INSERT INTO ug (id, n) VALUES (6, 1)",                                                // takes a generated unique value
-		"REPLACE INTO uq (id, u) VALUES (1, 2)",                                               // deletes the row holding u = 2
+		"INSERT INTO un (id, u) VALUES (6, 1), (7, NULL)",                                     // the NULL becomes 0 where not strict
+		"INSERT INTO cd (id, pid, qid, n) VALUES (5, 1, NULL, 0), (6, 1, 1, 0)",
+		"REPLACE INTO uq (id, u) VALUES (1, 2)", // deletes the row holding u = 2
 		"INSERT INTO uq (id, u) VALUES (1, 2) ON DUPLICATE KEY UPDATE u = u",
 		"DELETE FROM uq WHERE id = 1",                        // frees its u
 		"UPDATE ug SET n = 1 WHERE id = 5",                   // a generated column of a unique key follows n
