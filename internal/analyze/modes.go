@@ -23,6 +23,11 @@ type modeState struct {
 	window             uint64
 	recent             []uint64 // scratch for simulate
 	hist               []int64  // transactions by number already in flight at their start (widest simulation)
+	// forgottenWaits counts the transactions that waited for the history's
+	// newest forgotten writer (deptrack.CauseHistory) within the window: a
+	// writer further back has committed before they start, and costs them
+	// nothing (see simulate), as on a stream of inserts of new rows.
+	forgottenWaits int64
 	// conflicts counts the hot keys and tables (writeset mode only).
 	conflicts *conflictCounts
 	// follows is, while set, the mode whose measurements are this one's
@@ -98,11 +103,21 @@ func (st *modeState) add(txn *binlog.Txn, ws *deptrack.Writeset, k txnCost) {
 		return // the mode followed measures it, as this one would
 	}
 	d := st.tracker.Add(txn, ws)
+	if d.Cause == deptrack.CauseHistory && !st.longCommitted(txn.Seq, d.Wait) {
+		st.forgottenWaits++
+	}
 	st.chains.add(txn.Seq, d.Wait, d.On)
 	st.simulate(txn.Seq, d.Wait, d.On, k)
 	if st.conflicts != nil {
 		st.conflicts.add(ws, d.Conflicts)
 	}
+}
+
+// longCommitted reports whether transaction seq's wait for every
+// transaction up to wait is a window or more behind it, which simulate
+// leaves out.
+func (st *modeState) longCommitted(seq, wait uint64) bool {
+	return st.window > 0 && seq > st.window && wait <= seq-st.window
 }
 
 // simulate feeds transaction seq, which waits for every transaction up to
@@ -111,7 +126,7 @@ func (st *modeState) add(txn *binlog.Txn, ws *deptrack.Writeset, k txnCost) {
 // time its work starts (see simulator.startAt), and is left out.
 func (st *modeState) simulate(seq, wait uint64, on []uint64, k txnCost) {
 	if w := st.window; w > 0 && seq > w {
-		if wait <= seq-w {
+		if st.longCommitted(seq, wait) {
 			wait = 0
 		}
 		st.recent = st.recent[:0]
@@ -153,4 +168,5 @@ func (st *modeState) adopt() {
 	st.ordered, st.unordered, st.smaller = l.ordered, l.unordered, l.smaller
 	st.base, st.widest, st.window = l.base, l.widest, l.window
 	st.hist = slices.Clone(l.hist)
+	st.forgottenWaits = l.forgottenWaits
 }

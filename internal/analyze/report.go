@@ -69,7 +69,9 @@ type ModeReport struct {
 	UnorderedSpeedup map[string]float64 `json:"unordered_speedup"`
 	// Barriers counts transactions by what serialized them (every cause;
 	// keyless_table, fk_cascade, history_forgotten and unknown_clock are
-	// partial serializations, the others full barriers).
+	// partial serializations, the others full barriers). history_forgotten
+	// counts only the waits for a forgotten writer within the window: one
+	// further back has committed before the transaction could start.
 	Barriers map[string]int64 `json:"barriers"`
 	// Limit is what caps the best of Speedup: LimitDependencies,
 	// LimitBatching, LimitCommitOrder or LimitCores.
@@ -170,6 +172,7 @@ func (a *accumulator) report(opts Options, modes []*modeState) *Report {
 		for _, c := range deptrack.Causes() {
 			mr.Barriers[c.String()] = stats.Causes[c]
 		}
+		mr.Barriers[deptrack.CauseHistory.String()] = st.forgottenWaits
 		for n, count := range st.hist {
 			if count > 0 {
 				mr.Histogram[strconv.Itoa(n)] = count
