@@ -18,15 +18,15 @@ type tablePlan struct {
 	cascades     []uint64  // tokens of tables an update or delete here can cascade into
 	keys         []keyPlan // unique keys, referenced column lists, parent keys of foreign keys
 	columns      []bool    // the columns keys reads (see Extractor.Columns), once asked
-	// For statements (see statementKeys): others is set when the table has
-	// unique keys besides the primary key (uniques), or children (parent). A
-	// statement that keeps them gets keys then: one that assigns none of
-	// kept (their columns, lower case), on a table where keepable (no such
-	// key holds a generated column, every child references the primary
-	// key); and where uniques, an UPDATE, or an INSERT that gives those
-	// keys' values.
-	others, uniques, parent, keepable bool
-	kept                              []string
+	// For statements (see statementKeys): uniques is set when the table
+	// has unique keys besides the primary key, parent when it has
+	// children. A statement that keeps them gets keys then: one that
+	// assigns none of kept (their columns, lower case), on a table where
+	// keepable (no such key holds a generated column, every child
+	// references the primary key); and where uniques, an UPDATE, or an
+	// INSERT that gives those keys' values.
+	uniques, parent, keepable bool
+	kept                      []string
 	// uniqueKeys are the indexes in keys of the other unique keys (-1 for
 	// one not hashed), which an INSERT's rows key by their values.
 	uniqueKeys []int
@@ -140,7 +140,7 @@ func (p *tablePlan) forStatements(t *schema.Table, children []schema.ChildRef) {
 		if ix.Primary {
 			continue
 		}
-		p.others, p.uniques = true, true
+		p.uniques = true
 		p.uniqueKeys = append(p.uniqueKeys, slices.IndexFunc(p.keys, func(k keyPlan) bool { return k.name == ix.Name }))
 		for _, c := range ix.Columns {
 			p.kept = append(p.kept, strings.ToLower(t.Columns[c].Name))
@@ -163,7 +163,7 @@ func (p *tablePlan) forStatements(t *schema.Table, children []schema.ChildRef) {
 		}
 	}
 	for _, ref := range children {
-		p.others, p.parent = true, true
+		p.parent = true
 		p.keepable = p.keepable && len(p.pk) > 0 && slices.EqualFunc(ref.ForeignKey.RefColumns, p.pk, func(r string, c pkPart) bool { return strings.EqualFold(r, c.name) })
 	}
 }

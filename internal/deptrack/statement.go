@@ -113,7 +113,7 @@ func (x *Extractor) statementKeys(st *binlog.Statement, w schema.Writes, ws *Wri
 	if p.pkKey < 0 {
 		return "", false
 	}
-	if p.others && (!p.keepable || slices.ContainsFunc(w.Set, func(c string) bool { return slices.Contains(p.kept, c) })) {
+	if (p.uniques || p.parent) && (!p.keepable || slices.ContainsFunc(w.Set, func(c string) bool { return slices.Contains(p.kept, c) })) {
 		return "", false // it changes values other unique keys hold, or children may reference
 	}
 	var uniques []keyValues
@@ -285,10 +285,12 @@ func (x *Extractor) parents(st *binlog.Statement, p *tablePlan, tbl *schema.Tabl
 // key meets it; false when a row gives one anything else. (Tables with
 // triggers, which could set it, are barriers.)
 func rowKeys(st *binlog.Statement, tbl *schema.Table, p *tablePlan, w *schema.Writes, k int) ([][]literal, bool) {
+	n := len(p.keys[k].cols)
+	all := make([]literal, len(w.Rows)*n) // one backing array for every row's tuple
 	var tuples [][]literal
 rows:
 	for r, row := range w.Rows {
-		t := make([]literal, len(p.keys[k].cols))
+		t := all[r*n : (r+1)*n : (r+1)*n]
 		for i, c := range p.keys[k].cols {
 			col := &tbl.Columns[c]
 			name := strings.ToLower(col.Name)
