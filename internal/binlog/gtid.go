@@ -71,16 +71,29 @@ func formatUUID(b [16]byte) string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
+// parseMariaDBGTID reads s as MariaDB writes a GTID, domain-server-sequence
+// in decimal within their ranges, without allocating: Covers reads a
+// position's entries with it once a transaction.
+func parseMariaDBGTID(s string) (GTID, bool) {
+	d, rest, ok1 := strings.Cut(s, "-")
+	srv, seq, ok2 := strings.Cut(rest, "-")
+	if !ok1 || !ok2 {
+		return GTID{}, false
+	}
+	dv, err1 := strconv.ParseUint(d, 10, 32)
+	sv, err2 := strconv.ParseUint(srv, 10, 32)
+	nv, err3 := strconv.ParseUint(seq, 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return GTID{}, false
+	}
+	return GTID{Flavor: FlavorMariaDB, Domain: uint32(dv), Server: uint32(sv), Seq: nv}, true
+}
+
 // ParseGTID parses one GTID in either flavor's text form.
 func ParseGTID(s string) (GTID, error) {
 	s = strings.TrimSpace(s)
-	if parts := strings.Split(s, "-"); len(parts) == 3 {
-		d, err1 := strconv.ParseUint(parts[0], 10, 32)
-		srv, err2 := strconv.ParseUint(parts[1], 10, 32)
-		seq, err3 := strconv.ParseUint(parts[2], 10, 64)
-		if err1 == nil && err2 == nil && err3 == nil {
-			return GTID{Flavor: FlavorMariaDB, Domain: uint32(d), Server: uint32(srv), Seq: seq}, nil
-		}
+	if g, ok := parseMariaDBGTID(s); ok {
+		return g, nil
 	}
 	parts := strings.Split(s, ":")
 	if len(parts) == 2 || len(parts) == 3 {

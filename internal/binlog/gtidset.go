@@ -2,7 +2,6 @@ package binlog
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -75,39 +74,19 @@ func coversMariaDB(position string, set *mysql.MariadbGTIDSet) (covers, read boo
 }
 
 // lastMariaDBSeq returns the sequence number of domain's last entry in
-// position, and ok false unless every entry is domain-server-sequence in
-// decimal digits within their ranges.
+// position, and ok false unless every entry is a MariaDB GTID
+// (parseMariaDBGTID).
 func lastMariaDBSeq(position string, domain uint32) (seq uint64, found, ok bool) {
 	for entry := range strings.SplitSeq(position, ",") {
-		d, rest, ok1 := strings.Cut(entry, "-")
-		s, n, ok2 := strings.Cut(rest, "-")
-		if !ok1 || !ok2 || !digits(d) || !digits(s) || !digits(n) {
+		g, ok := parseMariaDBGTID(entry)
+		if !ok {
 			return 0, false, false
 		}
-		dv, err1 := strconv.ParseUint(d, 10, 32)
-		_, err2 := strconv.ParseUint(s, 10, 32)
-		nv, err3 := strconv.ParseUint(n, 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil {
-			return 0, false, false
-		}
-		if uint32(dv) == domain {
-			seq, found = nv, true
+		if g.Domain == domain {
+			seq, found = g.Seq, true
 		}
 	}
 	return seq, found, true
-}
-
-// digits reports whether s is one or more decimal digits.
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // CheckPosition reports whether s, a position a user gave, is a GTID
