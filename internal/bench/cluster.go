@@ -228,8 +228,8 @@ func checksums(ctx context.Context, s *sandbox.Server, tables int) (map[string]s
 }
 
 // warm reads every sbtest table (primary key and k index, and the app
-// workload's tables where app) into the buffer
-// pool, so that a run starts with the cache a running server has, and
+// workload's tables where app) into the buffer pool, so that a run
+// starts with the cache a running server has, and
 // gives the server its first write transaction since it started, which a
 // running server has long had too. That first write costs the server a
 // few tenths of a second, whatever it writes (docs/benchmark.md, "The
