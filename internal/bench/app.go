@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 )
 
 // appLua is the app workload's sysbench script.
@@ -60,30 +59,17 @@ func usesApp(ws []Workload) bool {
 	return false
 }
 
-var (
-	appOnce sync.Once
-	appPath string
-	appErr  error
-)
-
-// scriptPath is what sysbench is given for script: the path app.lua is
-// written to (once, in a directory of its own under the system's
-// temporary directory) for the app workload, the name of one of
-// sysbench's own scripts otherwise.
-func scriptPath(script string) (string, error) {
+// scriptPath is what sysbench is given for script: for the app workload,
+// the path app.lua is written to in dir (the cluster's work directory,
+// removed with the benchmark's), the name of one of sysbench's own
+// scripts otherwise.
+func scriptPath(dir, script string) (string, error) {
 	if script != appScript {
 		return script, nil
 	}
-	appOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "paraply-bench-lua-")
-		if err != nil {
-			appErr = fmt.Errorf("writing the app workload's script: %w", err)
-			return
-		}
-		appPath = filepath.Join(dir, appScript)
-		if err := os.WriteFile(appPath, appLua, 0o600); err != nil {
-			appErr = fmt.Errorf("writing the app workload's script: %w", err)
-		}
-	})
-	return appPath, appErr
+	path := filepath.Join(dir, appScript)
+	if err := os.WriteFile(path, appLua, 0o600); err != nil {
+		return "", fmt.Errorf("writing the app workload's script: %w", err)
+	}
+	return path, nil
 }

@@ -37,7 +37,7 @@ func (c *cluster) buildBacklog(ctx context.Context, w Workload, clients int) (*B
 		return b, err
 	}
 	runCtx, cancel := context.WithTimeout(ctx, c.cfg.RunTimeout)
-	r, err := sysbenchRun(runCtx, c.source, w, c.cfg.Tables, c.cfg.TableSize, clients, b.Events)
+	r, err := sysbenchRun(runCtx, c.source, c.work, w, c.cfg.Tables, c.cfg.TableSize, clients, b.Events)
 	cancel()
 	if err != nil {
 		return b, err

@@ -269,7 +269,7 @@ func (b *benchmark) apply(ctx context.Context, c *cluster, a Apply, bl *Backlog,
 func (c *cluster) runCeiling(ctx context.Context, a Apply, bl *Backlog, run *Measurement) error {
 	w := Workload{Name: bl.Workload, Script: bl.Script, Args: bl.Args}
 	cpu0 := serverCPU(c.target)
-	r, err := sysbenchRun(ctx, c.target, w, c.cfg.Tables, c.cfg.TableSize, a.Threads, bl.Events)
+	r, err := sysbenchRun(ctx, c.target, c.work, w, c.cfg.Tables, c.cfg.TableSize, a.Threads, bl.Events)
 	if err != nil {
 		return err
 	}

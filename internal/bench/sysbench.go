@@ -23,15 +23,16 @@ type sysbenchResult struct {
 }
 
 // sysbenchRun runs `sysbench <script> ... run` with threads clients and
-// events transactions against srv's sbtest database.
-func sysbenchRun(ctx context.Context, srv *sandbox.Server, w Workload, tables, size, threads, events int) (sysbenchResult, error) {
+// events transactions against srv's sbtest database; a script of this
+// package's own is written into dir first.
+func sysbenchRun(ctx context.Context, srv *sandbox.Server, dir string, w Workload, tables, size, threads, events int) (sysbenchResult, error) {
 	args := []string{
 		"--tables=" + strconv.Itoa(tables), "--table-size=" + strconv.Itoa(size),
 		"--threads=" + strconv.Itoa(threads), sysbenchSeed,
 		"--events=" + strconv.Itoa(events), "--time=0", "--report-interval=0",
 	}
 	args = append(append(args, w.Args...), "run")
-	script, err := scriptPath(w.Script)
+	script, err := scriptPath(dir, w.Script)
 	if err != nil {
 		return sysbenchResult{}, err
 	}
